@@ -24,9 +24,9 @@ func main() {
 
 // options are the parsed command-line flags.
 type options struct {
-	dir     string
+	dir      string
 	httpAddr string
-	sseAddr string
+	sseAddr  string
 }
 
 // run parses args, serves until a signal arrives or the stdio peer hangs up,
