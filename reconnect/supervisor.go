@@ -115,7 +115,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		})
 		s.log.Debug("connecting", "attempt", attempt)
 
-		err, up, established := s.runAttempt(ctx, attempt)
+		up, established, err := s.runAttempt(ctx, attempt)
 		if ctx.Err() != nil {
 			// Whatever the attempt returned, it ended because we stopped it.
 			s.stop()
@@ -164,7 +164,7 @@ func (s *Supervisor) Run(ctx context.Context) error {
 
 // runAttempt runs one attempt and reports how long its session stayed
 // established, if it was.
-func (s *Supervisor) runAttempt(ctx context.Context, attempt int) (err error, up time.Duration, established bool) {
+func (s *Supervisor) runAttempt(ctx context.Context, attempt int) (up time.Duration, established bool, err error) {
 	s.mu.Lock()
 	s.live, s.upSince, s.attemptN = true, time.Time{}, attempt
 	s.mu.Unlock()
@@ -176,9 +176,9 @@ func (s *Supervisor) runAttempt(ctx context.Context, attempt int) (err error, up
 	since := s.upSince
 	s.mu.Unlock()
 	if since.IsZero() {
-		return err, 0, false
+		return 0, false, err
 	}
-	return err, s.clock.Now().Sub(since), true
+	return s.clock.Now().Sub(since), true, err
 }
 
 // established is the callback handed to each attempt.
