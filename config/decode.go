@@ -87,6 +87,9 @@ func decodeMessage(err error) string {
 	if errors.As(err, &pe) {
 		return "must be " + describe(pe.Expected.Type())
 	}
+	if strings.HasPrefix(err.Error(), "expected a map") {
+		return "must be a mapping of keys to values"
+	}
 	return err.Error()
 }
 
@@ -127,7 +130,7 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	case reflect.String:
 		d, err := time.ParseDuration(strings.TrimSpace(v.String()))
 		if err != nil {
-			return nil, errors.New("must be a duration: a number with a unit, such as 500ms, 30s or 2m")
+			return nil, errDuration
 		}
 		return d, nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -141,8 +144,10 @@ func durationHook(from, to reflect.Type, data any) (any, error) {
 	default:
 		return data, nil
 	}
-	return nil, errors.New("must be a duration with a unit, such as 30s or 2m (a bare number is ambiguous)")
+	return nil, errDuration
 }
+
+var errDuration = errors.New("must be a duration with a unit, such as 500ms, 30s or 2m")
 
 // scalarHook parses strings into bools and numbers, so that values produced
 // by ${VAR} interpolation or WATCHER_* overrides decode like literals. It is
