@@ -105,7 +105,9 @@ func TestInvalidConfigs(t *testing.T) {
 		{"no servers", func(m map[string]any) { delete(m, "servers") }, "servers"},
 		{"empty servers", func(m map[string]any) { m["servers"] = map[string]any{} }, "servers"},
 		{"servers and mcpServers", func(m map[string]any) { m["mcpServers"] = m["servers"] }, "mcpServers"},
-		{"unset variable", func(m map[string]any) { section(m, "servers", "docs", "headers")["Authorization"] = "Bearer ${DOCS_TOKEN}" }, "servers.docs.headers.Authorization"},
+		{"unset variable", func(m map[string]any) {
+			section(m, "servers", "docs", "headers")["Authorization"] = "Bearer ${DOCS_TOKEN}"
+		}, "servers.docs.headers.Authorization"},
 		{"unset variable outside servers", func(m map[string]any) { section(m, "nats")["token"] = "${NATS_TOKEN}" }, "nats.token"},
 		{"bad env override", func(m map[string]any) { m["log"] = map[string]any{"level": "debug"} }, "log.level"},
 	}
