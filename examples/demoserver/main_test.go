@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,7 +26,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(beServer) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m,
+		// mcp-go v1.2.1's SSE server serves each message on a context detached
+		// from the request and the session, so a subscriptions/listen over SSE
+		// never ends: not on the client's cancel, not on CloseSessions.
+		goleak.IgnoreTopFunction("github.com/mark3labs/mcp-go/server.(*MCPServer).handleSubscriptionsListen"))
 }
 
 const waitFor = 10 * time.Second
@@ -86,8 +91,13 @@ func stdioClient(t *testing.T, dir string, opts ...client.ClientOption) (*client
 	return startClient(t, client.NewClient(tr, opts...))
 }
 
-func startClient(t *testing.T, c *client.Client) (*client.Client, notes) {
+// startClient applies opts to c, starts and initializes it; it is closed at
+// cleanup.
+func startClient(t *testing.T, c *client.Client, opts ...client.ClientOption) (*client.Client, notes) {
 	t.Helper()
+	for _, o := range opts {
+		o(c)
+	}
 	ch := collect(c)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
@@ -257,6 +267,52 @@ func TestLegacyHTTPSubscribe(t *testing.T) {
 	n := ch.next(t, string(mcp.MethodNotificationResourceUpdated))
 	require.Equal(t, a, n.Params.AdditionalFields["uri"])
 	require.Equal(t, "# a v2\n", readText(t, c, a))
+}
+
+// inProcessSSE serves the demo over HTTP+SSE from this process.
+func inProcessSSE(t *testing.T, dir string) string {
+	t.Helper()
+	d, err := newDemo(dir, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	watched, served := make(chan error, 1), make(chan error, 1)
+	go func() { watched <- d.watch(ctx) }()
+	go func() { served <- serveSSEOn(ctx, ln, d.srv) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-served)
+		require.NoError(t, <-watched)
+	})
+	return "http://" + ln.Addr().String() + "/sse"
+}
+
+func TestSSE(t *testing.T) {
+	t.Run("legacy", func(t *testing.T) {
+		dir := demoDir(t)
+		sc, err := client.NewSSEMCPClient(inProcessSSE(t, dir))
+		require.NoError(t, err)
+		c, ch := startClient(t, sc, client.WithLegacyProtocolOnly())
+		require.Equal(t, "2025-11-25", c.ProtocolVersion())
+		a := fileURI(filepath.Join(dir, "a.md"))
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: a}}))
+		write(t, dir, "b.txt", "b v2\n")
+		write(t, dir, "a.md", "# a v2\n")
+		n := ch.next(t, string(mcp.MethodNotificationResourceUpdated))
+		require.Equal(t, a, n.Params.AdditionalFields["uri"])
+		require.Equal(t, "# a v2\n", readText(t, c, a))
+	})
+	t.Run("modern", func(t *testing.T) {
+		dir := demoDir(t)
+		sc, err := client.NewSSEMCPClient(inProcessSSE(t, dir))
+		require.NoError(t, err)
+		c, ch := startClient(t, sc)
+		require.Equal(t, mcp.ProtocolVersion20260728, c.ProtocolVersion())
+		listenAndCheck(t, c, ch, dir, fileURI(filepath.Join(dir, "a.md")))
+	})
 }
 
 func TestMimeType(t *testing.T) {

@@ -54,9 +54,13 @@ func serveSSE(ctx context.Context, addr string, srv *server.MCPServer, logger *s
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	base := "http://" + ln.Addr().String()
-	sse := server.NewSSEServer(srv, server.WithBaseURL(base))
-	logger.Info("serving HTTP+SSE", "url", base+"/sse")
+	logger.Info("serving HTTP+SSE", "url", "http://"+ln.Addr().String()+"/sse")
+	return serveSSEOn(ctx, ln, srv)
+}
+
+// serveSSEOn serves HTTP+SSE on ln until ctx ends, then closes the sessions.
+func serveSSEOn(ctx context.Context, ln net.Listener, srv *server.MCPServer) error {
+	sse := server.NewSSEServer(srv, server.WithBaseURL("http://"+ln.Addr().String()))
 	defer sse.CloseSessions()
 	return serveOn(ctx, ln, sse)
 }
