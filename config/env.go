@@ -12,7 +12,10 @@ const EnvPrefix = "WATCHER_"
 // applyEnv writes WATCHER_* overrides from environ into the raw top-level map
 // m. The rest of the name, lower-cased and split at "__", is the key path.
 // A list key takes a comma-separated value; scalars are parsed by the decoder.
-// Keys inside servers cannot be overridden (use ${VAR} there).
+// Keys inside servers cannot be overridden (use ${VAR} there). A variable
+// whose first level names no top-level key is ignored, so other tools'
+// WATCHER_* variables do no harm; a wrong key under a known section is a
+// problem.
 func applyEnv(m map[string]any, environ []string, ps *Problems) {
 	var names []string
 	vals := map[string]string{}
@@ -32,6 +35,9 @@ func applyEnv(m map[string]any, environ []string, ps *Problems) {
 		if tokens[0] == "servers" || tokens[0] == "mcpservers" {
 			ps.add(name, "environment overrides do not apply inside servers; use ${VAR} in the server entry instead")
 			continue
+		}
+		if _, ok := typeAt(root, tokens[:1]); !ok {
+			continue // not ours (WATCHER_TEST_LOG, say): only known sections are checked
 		}
 		t, ok := typeAt(root, tokens)
 		if !ok || hasEmpty(tokens) {

@@ -46,6 +46,7 @@ func TestEnvOverrideProblems(t *testing.T) {
 		"WATCHER_NATS=nats://x",
 		"WATCHER_SERVERS__DOCS__URL=http://x",
 		"WATCHER_NATS____URL=x",
+		"WATCHER_TEST_LOG=1",
 	)
 	assert.Equal(t, []string{
 		"WATCHER_NATS: nats is a section; set one of its keys, such as WATCHER_NATS__URL",
