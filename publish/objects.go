@@ -121,10 +121,17 @@ func (p *Publisher) putObject(ctx context.Context, obs jetstream.ObjectStore, e 
 	if err != nil {
 		return "", err
 	}
+	// Chunks must fit the server's max_payload, which may be below the
+	// 128 KiB default chunk size.
+	chunk := int64(128 << 10)
+	if limit := p.maxPayload.Load() - 1024; limit > 0 && limit < chunk {
+		chunk = limit
+	}
 	_, err = obs.Put(ctx, jetstream.ObjectMeta{
 		Name:        name,
 		Description: fmt.Sprintf("content of %s on %s, seq %d", ev.URI, ev.ClientName, ev.Seq),
 		Headers:     map[string][]string{"Content-Type": {"application/json"}},
+		Opts:        &jetstream.ObjectMetaOptions{ChunkSize: uint32(chunk)},
 	}, bytes.NewReader(data))
 	if err != nil {
 		return "", err
