@@ -3,6 +3,8 @@ package publish
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -40,6 +42,16 @@ func StartEmbedded(cfg config.Embedded, logger *slog.Logger) (*server.Server, er
 	}
 	if opts.Port == 0 {
 		opts.Port = server.DEFAULT_PORT
+	}
+	if opts.Port > 0 {
+		// nats-server only logs a busy port and then never becomes ready;
+		// say so at once.
+		addr := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("embedded NATS cannot listen on %s: %w; free the port or change nats.embedded.port", addr, err)
+		}
+		_ = l.Close()
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {

@@ -262,4 +262,3 @@ func TestRunFailsOnUnusableCredentials(t *testing.T) {
 	require.Contains(t, err.Error(), "nats.nkey_file")
 	require.True(t, errors.Is(p.Publish(context.Background(), newEvent("a", "b", 1, "c")), ErrClosed))
 }
-
