@@ -107,6 +107,7 @@ func dial(ctx context.Context, opts DialOptions, legacy bool, notify func(string
 		base: http.DefaultTransport.(*http.Transport).Clone(), onLoss: s.lose, maxBody: maxBody,
 	}} // no Timeout: it would kill the streams; requests carry contexts.
 
+	sdkLog := sdkLogger(opts.Logger, srv.Name)
 	var tr transport.Interface
 	switch srv.Transport {
 	case config.TransportStdio:
@@ -126,7 +127,7 @@ func dial(ctx context.Context, opts DialOptions, legacy bool, notify func(string
 			}
 		}()
 	case config.TransportSSE:
-		t, err := transport.NewSSE(srv.URL, transport.WithHeaders(srv.Headers), transport.WithHTTPClient(httpClient))
+		t, err := transport.NewSSE(srv.URL, transport.WithHeaders(srv.Headers), transport.WithHTTPClient(httpClient), transport.WithSSELogger(sdkLog))
 		if err != nil {
 			return nil, fmt.Errorf("servers.%s.url: %w", srv.Name, err)
 		}
@@ -134,7 +135,7 @@ func dial(ctx context.Context, opts DialOptions, legacy bool, notify func(string
 		tr = t
 	default:
 		topts := []transport.StreamableHTTPCOption{
-			transport.WithHTTPHeaders(srv.Headers), transport.WithHTTPBasicClient(httpClient),
+			transport.WithHTTPHeaders(srv.Headers), transport.WithHTTPBasicClient(httpClient), transport.WithHTTPLogger(sdkLog),
 		}
 		if legacy {
 			// The GET stream carries legacy notifications; it implies legacy.
