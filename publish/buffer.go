@@ -50,7 +50,8 @@ type slot struct {
 	cur      *entry
 	next     *entry
 	state    slotState
-	attempt  int // consecutive failures of cur, for backoff
+	attempt  int  // consecutive failures of cur, for backoff
+	unsure   bool // an attempt to send cur may have been stored: cur cannot be superseded
 	retryAt  time.Time
 	heapIdx  int
 	msg      nats.Msg // reused for every send of this slot
@@ -171,7 +172,7 @@ func (b *buffer) promoteDue(now time.Time) time.Time {
 // advance resolves s.cur (delivered or superseded) and moves next up.
 func (b *buffer) advance(s *slot) {
 	b.remove(s.cur)
-	s.cur, s.attempt = nil, 0
+	s.cur, s.attempt, s.unsure = nil, 0, false
 	if s.next != nil {
 		s.cur, s.next = s.next, nil
 		b.enqueue(s)

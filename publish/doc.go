@@ -20,9 +20,12 @@
 // update the slot and wake the loop; nothing calls into nats.go with the
 // publisher's lock held. A failed event (ack timeout, disconnect, no
 // responders) is republished unchanged, with the same Nats-Msg-Id, after a
-// jittered backoff (immediately after a reconnect), until it is acked or a
-// newer event of its URI supersedes it. JetStream's duplicate window absorbs
-// the copies a lost ack causes; acks flagged duplicate are counted.
+// jittered backoff (immediately after a reconnect). It is superseded by a
+// newer event of its URI only when the failure proves it was not stored (no
+// responders, a JetStream rejection); after an ack timeout or a disconnect a
+// copy may still land late, so it is retried until acked, and the newer
+// event follows. JetStream's duplicate window absorbs the copies a lost ack
+// causes; acks flagged duplicate are counted.
 //
 // Events too large for the server's max_payload lose their content
 // (content_omitted "too_large", content_bytes and content_sha256 kept) or,

@@ -133,7 +133,7 @@ func (p *Publisher) onPubErr(_ jetstream.JetStream, msg *nats.Msg, err error) {
 		p.mu.Unlock()
 		return
 	}
-	p.failedLocked(s, err)
+	p.failedLocked(s, err, outcomeUnknown(err))
 	p.mu.Unlock()
 	signal(p.wake)
 }
@@ -179,13 +179,18 @@ func (p *Publisher) deliveredLocked(s *slot, ack *jetstream.PubAck) eventLine {
 	return line
 }
 
-// failedLocked handles a failed send of s.cur: a newer event supersedes it,
-// an oversize one loses its content, a disconnect waits for the connection,
-// anything else retries the same event after a backoff. p.mu must be held.
-func (p *Publisher) failedLocked(s *slot, err error) {
+// failedLocked handles a failed attempt to deliver s.cur. unsure says the
+// attempt may still be stored (ack timeout, disconnect); from then on s.cur
+// is retried until acked and never superseded, because a newer event stored
+// first could be followed by that late copy. Otherwise a newer event
+// supersedes it, an oversize one loses its content, a disconnect waits for
+// the connection and anything else retries the same event after a backoff.
+// p.mu must be held.
+func (p *Publisher) failedLocked(s *slot, err error, unsure bool) {
 	if s.state == stInFlight && p.jsMode {
 		p.buf.inFlight--
 	}
+	s.unsure = s.unsure || unsure
 	p.st.Retries++
 	p.m.retries.Inc()
 	p.rep.failed.n++
@@ -193,7 +198,7 @@ func (p *Publisher) failedLocked(s *slot, err error) {
 	p.log.Debug("publish failed", "server", s.key.server, "uri", s.key.uri, "attempt", s.attempt+1, "err", err)
 
 	switch {
-	case s.next != nil:
+	case s.next != nil && !s.unsure:
 		p.st.Superseded++
 		p.m.superseded.Inc()
 		p.buf.advance(s)
@@ -208,6 +213,20 @@ func (p *Publisher) failedLocked(s *slot, err error) {
 		p.buf.backoff(s, time.Now().Add(p.backoff(s.attempt)))
 	}
 	p.setGaugesLocked()
+}
+
+// outcomeUnknown reports whether an asynchronous publish failure leaves open
+// that the message was stored: only a JetStream rejection or no responders
+// prove it was not.
+func outcomeUnknown(err error) bool {
+	if tooLarge(err) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+		return false
+	}
+	var jerr jetstream.JetStreamError
+	if errors.As(err, &jerr) && jerr.APIError() != nil {
+		return false
+	}
+	return true
 }
 
 // backoff is the jittered exponential wait before retry number attempt.

@@ -61,7 +61,7 @@ func (p *Publisher) objectLoop(ctx context.Context) {
 		p.mu.Lock()
 		switch {
 		case err != nil:
-			p.failedLocked(s, fmt.Errorf("object store %s: %w", p.opts.Publish.ObjectStore, err))
+			p.failedLocked(s, fmt.Errorf("object store %s: %w", p.opts.Publish.ObjectStore, err), false)
 		case s.next != nil:
 			p.st.Superseded++
 			p.m.superseded.Inc()

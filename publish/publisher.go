@@ -161,12 +161,13 @@ func (p *Publisher) Publish(_ context.Context, ev *event.MCPResourceEvent) error
 	}
 	s := p.slotFor(k)
 	// The entry a new event replaces: the one waiting behind cur, or cur
-	// itself while it is not on the wire.
+	// itself while it is not on the wire and no earlier attempt to send it
+	// may have been stored (else a late copy could follow the new event).
 	var target *entry
 	switch {
 	case s.next != nil:
 		target = s.next
-	case s.cur != nil && (s.state == stReady || s.state == stBackoff):
+	case s.cur != nil && !s.unsure && (s.state == stReady || s.state == stBackoff):
 		target = s.cur
 	}
 	if s.cur == nil && p.buf.events >= p.opts.Publish.MaxPendingEvents {

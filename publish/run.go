@@ -200,11 +200,11 @@ func (p *Publisher) dispatch() time.Time {
 		p.mu.Lock()
 		switch {
 		case err != nil:
-			// With JetStream a disconnect racing this call may also have
-			// failed it through onPubErr; the state check makes the second
-			// report a no-op.
+			// Nothing was written. With JetStream a disconnect racing this
+			// call may also have failed it through onPubErr; the state check
+			// makes the second report a no-op.
 			if s.state == stInFlight {
-				p.failedLocked(s, err)
+				p.failedLocked(s, err, false)
 			}
 		case !p.jsMode:
 			if l := p.deliveredLocked(s, nil); l.enabled {
