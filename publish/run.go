@@ -71,6 +71,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 	p.sendLoop(ctx, workCtx)
 	cancelWork()
 	wg.Wait()
+	p.close() // before the report, so nothing is accepted after it
 
 	if !p.jsMode && nc.IsConnected() {
 		_ = nc.FlushTimeout(time.Second)
