@@ -28,6 +28,10 @@ const (
 	// OmittedNotFound: the server says the resource does not exist (a
 	// tombstone); ContentBytes is 0.
 	OmittedNotFound = "not_found"
+	// OmittedBufferFull: the watcher's publish buffer was over its byte
+	// bound (a long NATS outage), so the event carries only the hash and
+	// size; read the resource itself for its content.
+	OmittedBufferFull = "buffer_full"
 )
 
 // NATS header names set on every published event.

@@ -10,11 +10,8 @@ import (
 	"github.com/mcpwatch/watcher/event"
 )
 
-// OmittedBufferFull is the content_omitted value of an event stored without
-// its content because the publisher's buffer was over
-// publish.max_pending_bytes. content_sha256 and content_bytes still describe
-// the content; a consumer that needs it reads the resource itself.
-const OmittedBufferFull = "buffer_full"
+// OmittedBufferFull is event.OmittedBufferFull, kept for callers of this package.
+const OmittedBufferFull = event.OmittedBufferFull
 
 // key identifies the events that supersede each other.
 type key struct{ server, uri string }
