@@ -389,3 +389,9 @@ func fileURI(dir, name string) string { return "file://" + filepath.ToSlash(file
 func demoServerEntry(t testing.TB, dir string, uris ...string) M {
 	return M{"command": demoServer(t), "args": []string{"-dir", dir}, "subscriptions": subs(uris...)}
 }
+
+// writeFile replaces the file name in dir with content.
+func writeFile(t testing.TB, dir, name, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+}
