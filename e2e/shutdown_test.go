@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -75,10 +76,11 @@ func TestGracefulShutdown(t *testing.T) {
 	// handed is closed when the event with "a3" enters the publisher: the
 	// test cancels at that moment, so the event is in flight.
 	handed := make(chan struct{})
+	var once sync.Once
 	mark := func(next handlers.Handler) handlers.Handler {
 		return func(ctx context.Context, ev *event.MCPResourceEvent) error {
 			if ev.Resource != nil && len(ev.Resource.Contents) == 1 && ev.Resource.Contents[0].Text == "a3" {
-				close(handed)
+				once.Do(func() { close(handed) })
 			}
 			return next(ctx, ev)
 		}
