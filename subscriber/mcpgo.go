@@ -3,11 +3,13 @@ package subscriber
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +53,20 @@ func NewDialer(opts DialOptions) Dialer {
 			legacyKnown.Store(true)
 			s, err = dial(ctx, opts, true, notify)
 		}
+		if err != nil && opts.Legacy && ctx.Err() == nil {
+			// Every subscription forces resources/subscribe, and the legacy
+			// handshake failed: a 2026-07-28-only server refuses it. Connect
+			// in its era instead, so each subscription reports that its
+			// method does not exist there rather than the server looking
+			// unreachable.
+			if ms, merr := dial(ctx, opts, false, notify); merr == nil {
+				if ms.Modern() {
+					opts.Logger.Warn("the legacy handshake failed but the server speaks "+ms.Protocol()+"; connected in that era", "server", opts.Server.Name, "err", err)
+					return ms, nil
+				}
+				ms.Close()
+			}
+		}
 		return s, err
 	}
 }
@@ -77,8 +93,13 @@ type mcpSession struct {
 	loseOnce sync.Once
 	err      error // set before done is closed
 
-	acks   chan []string
-	listID atomic.Value // float64 subscription id from the acknowledgement
+	acks chan []string
+	// listMu guards the current listen: its generation (a later Listen
+	// supersedes an earlier one) and the subscription id its acknowledgement
+	// carried, as a canonical string (see idKey).
+	listMu  sync.Mutex
+	listGen uint64
+	listID  string
 
 	closeOnce sync.Once
 }
@@ -197,7 +218,10 @@ func (s *mcpSession) onNotification(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case string(mcp.MethodNotificationResourceUpdated):
 		if id, ok := n.Params.Meta[subscriptionIDKey]; ok {
-			if want := s.listID.Load(); want != nil && want != id {
+			s.listMu.Lock()
+			want := s.listID
+			s.listMu.Unlock()
+			if want != "" && idKey(id) != want {
 				return // a stale stream's notification
 			}
 		}
@@ -206,9 +230,11 @@ func (s *mcpSession) onNotification(n mcp.JSONRPCNotification) {
 		}
 	case methodAcknowledged:
 		if id, ok := n.Params.Meta[subscriptionIDKey]; ok {
-			s.listID.Store(id)
+			s.listMu.Lock()
+			s.listID = idKey(id)
+			s.listMu.Unlock()
 		}
-		var acked []string
+		acked := []string{}
 		if f, ok := n.Params.AdditionalFields["notifications"].(map[string]any); ok {
 			if list, ok := f["resourceSubscriptions"].([]any); ok {
 				for _, u := range list {
@@ -222,6 +248,41 @@ func (s *mcpSession) onNotification(n mcp.JSONRPCNotification) {
 		case s.acks <- acked:
 		default:
 		}
+	case string(mcp.MethodNotificationCancelled):
+		// The server ended our listen (2026-07-28 cancellation). mcp-go does
+		// not end Listen for it (on stdio it would block for ever), so the
+		// stream is treated as gone.
+		id, ok := n.Params.AdditionalFields["requestId"]
+		s.listMu.Lock()
+		current := s.listID
+		s.listMu.Unlock()
+		if ok && current != "" && idKey(id) == current {
+			reason, _ := n.Params.AdditionalFields["reason"].(string)
+			s.lose(fmt.Errorf("the server cancelled the subscriptions/listen stream (%s)", reason))
+		}
+	}
+}
+
+// idKey renders a JSON-RPC id or subscription id canonically, so that the
+// same id compares equal however the JSON decoder typed it (float64,
+// json.Number, a Go integer, or a string holding the number).
+func idKey(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return strconv.FormatFloat(f, 'g', -1, 64)
+		}
+		return "s:" + v
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case json.Number:
+		return idKey(string(v))
+	case fmt.Stringer:
+		return idKey(v.String())
+	default:
+		return idKey(fmt.Sprint(v))
 	}
 }
 
@@ -257,26 +318,75 @@ func (s *mcpSession) Subscribe(ctx context.Context, uri string) error {
 
 func (s *mcpSession) Listen(ctx context.Context, uris []string) ([]string, error) {
 	filter := mcp.SubscriptionFilter{ResourceSubscriptions: uris}
-	ended := make(chan error, 1)
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		err := s.c.Listen(s.ctx, filter)
-		ended <- err
+	// A previous listen's late acknowledgement must not answer this one.
+	select {
+	case <-s.acks:
+	default:
+	}
+	lctx, cancel := context.WithCancel(s.ctx)
+	s.listMu.Lock()
+	s.listGen++
+	gen := s.listGen
+	s.listMu.Unlock()
+
+	// The stream's end loses the session only once it was acknowledged with
+	// something to deliver and while it is still the current listen: a
+	// rejected, empty or superseded listen ends without loss.
+	var mu sync.Mutex
+	var ended, live bool
+	var endErr error
+	loseIfLive := func() {
+		s.listMu.Lock()
+		current := s.listGen == gen
+		s.listMu.Unlock()
+		if !live || !ended || !current {
+			return
+		}
+		err := endErr
 		if err == nil {
 			err = errors.New("the server closed the subscriptions/listen stream")
 		}
 		s.lose(fmt.Errorf("listen stream ended: %w", err))
+	}
+	endedCh := make(chan error, 1)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		err := s.c.Listen(lctx, filter)
+		mu.Lock()
+		ended, endErr = true, err
+		loseIfLive()
+		mu.Unlock()
+		endedCh <- err
 	}()
+	onAck := func(list []string) []string {
+		mu.Lock()
+		live = len(list) > 0
+		loseIfLive()
+		mu.Unlock()
+		return list
+	}
 	select {
-	case acked := <-s.acks:
-		return acked, nil
-	case err := <-ended:
+	case list := <-s.acks:
+		return onAck(list), nil
+	case err := <-endedCh:
+		// The acknowledgement is handled on the reader goroutine before the
+		// response, so one that came is waiting already.
+		select {
+		case list := <-s.acks:
+			return onAck(list), nil
+		default:
+		}
 		if err == nil {
 			return nil, errors.New("the server ended subscriptions/listen without acknowledging it")
 		}
-		return nil, fmt.Errorf("subscriptions/listen: %w", err)
+		if errors.Is(err, mcp.ErrInvalidParams) {
+			return nil, fmt.Errorf("%w: %v", ErrRejected, err)
+		}
+		return nil, fmt.Errorf("subscriptions/listen: %w", s.classify(err))
 	case <-ctx.Done():
+		cancel()
 		return nil, fmt.Errorf("subscriptions/listen: no acknowledgement: %w", ctx.Err())
 	}
 }

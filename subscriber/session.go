@@ -21,8 +21,10 @@ type Session interface {
 	Subscribe(ctx context.Context, uri string) error
 	// Listen opens the subscriptions/listen stream for uris (modern sessions
 	// only), waits for the server's acknowledgement and returns the URIs it
-	// honoured. The stream stays open until Close; when it ends the session
-	// is lost (Done closes).
+	// honoured. The stream stays open until Close or the next Listen, which
+	// supersedes it; when a current stream that honoured some URI ends, the
+	// session is lost (Done closes). An error wrapping ErrRejected leaves the
+	// session usable: retry with fewer URIs.
 	Listen(ctx context.Context, uris []string) (acked []string, err error)
 	// Read calls resources/read. An error wrapping ErrNotFound means the
 	// server says the resource does not exist.
@@ -47,4 +49,8 @@ var (
 	ErrNotFound = errors.New("resource not found")
 	// ErrSessionLost: the session ended while a request was in flight.
 	ErrSessionLost = errors.New("session lost")
+	// ErrRejected: the server refused the request's parameters
+	// (INVALID_PARAMS), e.g. a subscriptions/listen naming a URI it will not
+	// watch; the session itself is still usable.
+	ErrRejected = errors.New("the server rejected the request's parameters")
 )

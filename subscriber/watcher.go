@@ -264,27 +264,12 @@ func (w *Watcher) subscribeAll(ctx context.Context, sess Session) error {
 		}
 	}
 	if len(listen) > 0 {
-		uris := make([]string, len(listen))
-		for i, st := range listen {
-			uris[i] = st.sub.URI
-		}
-		actx, cancel := context.WithTimeout(ctx, w.opts.AckTimeout)
-		acked, err := sess.Listen(actx, uris)
-		cancel()
+		problems, err := w.listenAll(ctx, sess, listen)
 		if err != nil {
-			return fmt.Errorf("subscriptions/listen: %w", err)
-		}
-		honoured := make(map[string]bool, len(acked))
-		for _, u := range acked {
-			honoured[u] = true
-			honoured[canonicalURI(u)] = true
+			return err
 		}
 		for _, st := range listen {
-			problem := ""
-			if !honoured[st.sub.URI] && !honoured[canonicalURI(st.sub.URI)] {
-				problem = "the server did not acknowledge this URI in subscriptions/listen"
-			}
-			if w.setWatched(st, problem) {
+			if w.setWatched(st, problems[st]) {
 				ok++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,9 @@ type Options struct {
 	SSE bool
 	// Legacy hides server/discover, so clients fall back to initialize.
 	Legacy bool
+	// Refuse lists URIs the server leaves out of subscriptions/listen (they
+	// are stripped from the request, so the acknowledgement omits them).
+	Refuse []string
 }
 
 // Server is an in-process MCP server whose resources are texts in a map.
@@ -91,6 +95,9 @@ func (s *Server) install() {
 	}
 	if s.opts.Legacy {
 		h = hideDiscover(h)
+	}
+	if len(s.opts.Refuse) > 0 {
+		h = refuse(h, s.opts.Refuse)
 	}
 	s.handler.Store(h)
 }
@@ -197,6 +204,38 @@ func hideDiscover(h http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuse strips uris from the resourceSubscriptions of every
+// subscriptions/listen request, so the server does not honour them.
+func refuse(h http.Handler, uris []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			h.ServeHTTP(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg map[string]any
+		if json.Unmarshal(body, &msg) == nil && msg["method"] == "subscriptions/listen" {
+			if p, ok := msg["params"].(map[string]any); ok {
+				if n, ok := p["notifications"].(map[string]any); ok {
+					if list, ok := n["resourceSubscriptions"].([]any); ok {
+						kept := []any{}
+						for _, u := range list {
+							if !slices.Contains(uris, u.(string)) {
+								kept = append(kept, u)
+							}
+						}
+						n["resourceSubscriptions"] = kept
+						body, _ = json.Marshal(msg)
+					}
+				}
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		h.ServeHTTP(w, r)
 	})
 }
