@@ -3,7 +3,7 @@ GO      ?= go
 NPM     ?= npm
 PKGS    ?= ./...
 
-.PHONY: all build test e2e-deps demo bench vet clean
+.PHONY: all build test e2e-deps demo bench bench-short vet clean
 
 all: build
 
@@ -24,9 +24,14 @@ test: e2e-deps
 demo:
 	$(GO) run ./cmd/watcher run -c examples/demo/watcher.yaml
 
-## bench: benchmarks only, with allocations
+## bench: the full benchmark suite (a few minutes; table for docs/benchmarks.md), then the testing.B hot-path benchmarks
 bench:
+	$(GO) run ./e2e/bench/cmd/watcher-bench
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+## bench-short: the CI-sized suite (seconds; also runs in go test ./... as TestBenchShort)
+bench-short:
+	$(GO) run ./e2e/bench/cmd/watcher-bench -short
 
 vet:
 	$(GO) vet $(PKGS)
