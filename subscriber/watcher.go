@@ -209,6 +209,9 @@ func (w *Watcher) hold(ctx context.Context, sess Session) error {
 			err := sess.Ping(pctx)
 			cancel()
 			if err != nil && ctx.Err() == nil {
+				if lost := sess.Err(); lost != nil {
+					return lost // the loss the ping ran into says more (e.g. HTTP 400/404)
+				}
 				return fmt.Errorf("keepalive ping failed: %w", err)
 			}
 		}
