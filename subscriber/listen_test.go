@@ -3,8 +3,11 @@ package subscriber_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -118,20 +121,9 @@ func checkListenLifecycle(t *testing.T, s updater, url string) {
 	h.next(t, is("test://a", event.ReasonReconnect, "a3"))
 	h.next(t, is("test://b", event.ReasonReconnect, "b2"))
 	require.Equal(t, modern, h.w.Status().Protocol)
-	// The new stream carries updates.
-	require.Eventually(t, func() bool {
-		s.Update("test://b", "b4")
-		for {
-			select {
-			case ev := <-h.events:
-				if is("test://b", event.ReasonUpdate, "b4")(ev) {
-					return true
-				}
-			default:
-				return false
-			}
-		}
-	}, 15*time.Second, 100*time.Millisecond)
+	// The new stream carries updates (once it is open: the reconnect read
+	// covers what changed before).
+	updateUntil(t, h, s, "test://b", "b4")
 }
 
 func TestListenMCPGoModern(t *testing.T) {
@@ -156,8 +148,29 @@ func TestListenGoSDKStatefulFallsBackToLegacy(t *testing.T) {
 	h.next(t, is("test://b", event.ReasonStart, "b1"))
 	require.NotEqual(t, modern, h.w.Status().Protocol)
 	require.Contains(t, lb.String(), "using the legacy handshake")
-	s.Update("test://a", "a2")
-	h.next(t, is("test://a", event.ReasonUpdate, "a2"))
+	// Legacy notifications travel on the GET stream, which mcp-go opens in
+	// the background: an update sent before it is up is lost (go-sdk keeps
+	// no queue), so notify until one arrives.
+	updateUntil(t, h, s, "test://a", "a2")
+}
+
+// updateUntil changes uri to text and notifies until the update event
+// arrives.
+func updateUntil(t *testing.T, h *harness, s updater, uri, text string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		s.Update(uri, text)
+		for {
+			select {
+			case ev := <-h.events:
+				if is(uri, event.ReasonUpdate, text)(ev) {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	}, 15*time.Second, 100*time.Millisecond)
 }
 
 // The server leaves a URI out of its acknowledgement: that URI is reported
@@ -264,4 +277,48 @@ func findLine(log, substr string) string {
 		}
 	}
 	return ""
+}
+
+// silentListenServer speaks just enough 2026-07-28 for a client to connect,
+// and holds every subscriptions/listen open without acknowledging it.
+func silentListenServer(t *testing.T) string {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&msg) != nil {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		switch msg.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"resultType":"complete","supportedVersions":["%s"],`+
+				`"capabilities":{"resources":{"subscribe":true}},"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"silent","version":"1"}}}}`, msg.ID, modern)
+		case "subscriptions/listen":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, msg.ID)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	return hs.URL + "/mcp"
+}
+
+// A listen that is never acknowledged fails the attempt after the ack
+// timeout (the supervisor then tries again); nothing is read meanwhile.
+func TestListenAckTimeout(t *testing.T) {
+	url := silentListenServer(t)
+	h, _ := runLogged(t, config.Server{Name: "silent", Transport: config.TransportStreamableHTTP, URL: url, Subscriptions: subs("test://a")})
+	require.Eventually(t, func() bool {
+		st := h.w.Status().State
+		return st.Attempt >= 2 && strings.Contains(st.LastError, "no acknowledgement within 2s")
+	}, 20*time.Second, 10*time.Millisecond, "status: %+v", h.w.Status())
+	require.False(t, h.w.Ready())
+	require.Empty(t, h.events)
 }
