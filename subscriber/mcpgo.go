@@ -300,7 +300,28 @@ const (
 	methodAcknowledged = "notifications/subscriptions/acknowledged"
 )
 
+// childExitWait bounds how long a stdio session whose transport broke waits
+// for the child's exit, so the loss reports the exit status and stderr tail.
+var childExitWait = time.Second
+
 func (s *mcpSession) lose(err error) {
+	var te *transport.Error
+	if s.child != nil && errors.As(err, &te) {
+		// A broken stdio transport (EOF, a listen that ended) is usually the
+		// child dying: report that instead, with its stderr tail.
+		select {
+		case <-s.done:
+			return
+		case <-s.child.exited:
+			err = s.child.exitError()
+		case <-time.After(childExitWait):
+		}
+	}
+	s.setLost(err)
+}
+
+// setLost marks the session lost with err, once.
+func (s *mcpSession) setLost(err error) {
 	s.loseOnce.Do(func() {
 		s.err = err
 		close(s.done)
@@ -454,7 +475,7 @@ func (s *mcpSession) classify(err error) error {
 
 func (s *mcpSession) Close() error {
 	s.closeOnce.Do(func() {
-		s.lose(errors.New("closed"))
+		s.setLost(errors.New("closed"))
 		s.cancel()
 		if s.c != nil {
 			_ = s.c.Close() // legacy HTTP: DELETE; stdio: closes stdin
