@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpwatch/watcher/event"
 	"github.com/mcpwatch/watcher/internal/app"
+	"github.com/mcpwatch/watcher/internal/mcptest"
 )
 
 func sha(b []byte) string {
@@ -61,4 +62,36 @@ func TestContentKinds(t *testing.T) {
 	// Back again: an ordinary update.
 	writeFile(t, dir, "gone.txt", "back")
 	c.next(is(goneURI, event.ReasonUpdate, "back"))
+}
+
+// TestDeletedResource: mcptest's Delete makes reads fail with
+// RESOURCE_NOT_FOUND (INVALID_PARAMS on 2026-07-28), which the watcher
+// publishes as a tombstone. (It failed while mcptest kept the resource and
+// returned an error from its handler: mcp-go sends that as an internal error.)
+func TestDeletedResource(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts mcptest.Options
+	}{{"legacy", mcptest.Options{Legacy: true}}, {"modern", mcptest.Options{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			natsURL := startNATS(t)
+			ms := mcptest.Start(t, tc.opts)
+			ms.Set("test://a", "a1")
+			runApp(t, loadConfig(t, withServer(baseConfig(natsURL), "docs", M{"url": ms.URL, "subscriptions": subs("test://a")})), app.Options{})
+			c := consume(t, natsURL)
+
+			c.next(is("test://a", event.ReasonStart, "a1"))
+			ms.Delete("test://a")
+			ms.Notify("test://a")
+			m := c.next(func(m *msg) bool { return m.Ev.URI == "test://a" && m.Ev.Reason == event.ReasonUpdate })
+			require.Equal(t, event.OmittedNotFound, m.Ev.ContentOmitted)
+			require.Nil(t, m.Ev.Resource)
+			require.Zero(t, m.Ev.ContentBytes)
+			require.EqualValues(t, 2, m.Ev.Seq)
+
+			ms.Update("test://a", "a3") // back again
+			c.next(is("test://a", event.ReasonUpdate, "a3"))
+		})
+	}
 }

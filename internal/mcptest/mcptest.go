@@ -136,11 +136,16 @@ func (s *Server) Set(uri, text string) {
 	s.mu.Unlock()
 }
 
-// Delete removes a resource's content; reads then fail with not found.
+// Delete removes a resource; reads then fail with RESOURCE_NOT_FOUND
+// (INVALID_PARAMS on 2026-07-28). The resource leaves the server too: mcp-go
+// sends any error a read handler returns as an internal error. Set adds it
+// back.
 func (s *Server) Delete(uri string) {
 	s.mu.Lock()
 	delete(s.texts, uri)
+	m := s.mcp
 	s.mu.Unlock()
+	m.DeleteResources(uri)
 }
 
 // Update sets the text and sends notifications/resources/updated.
