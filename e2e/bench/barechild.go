@@ -61,8 +61,8 @@ func quantilesOf(d []time.Duration) quantiles {
 	return quantiles{N: len(d), P50: at(0.50), P99: at(0.99), P999: at(0.999)}
 }
 
-// runBareChild connects, answers {"ready":true}, waits for "run", runs
-// the loop and answers a bareResult.
+// runBareChild connects, answers {"ready":true}, then runs the loop for
+// each "run" command and answers a bareResult, until stdin closes.
 func runBareChild(params string, in io.Reader, out io.Writer) error {
 	var p bareParams
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
@@ -103,14 +103,16 @@ func runBareChild(params string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	sc := bufio.NewScanner(in)
-	if !sc.Scan() || sc.Text() != "run" {
-		return nil
-	}
-	res := runBare(ctx, p, clients, js)
-	if err := answer(out, res); err != nil {
-		return err
-	}
-	for sc.Scan() { // wait for stdin to close
+	for sc.Scan() {
+		if sc.Text() != "run" {
+			if err := answerErr(out, fmt.Errorf("unknown command %q", sc.Text())); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := answer(out, runBare(ctx, p, clients, js)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -18,14 +18,11 @@ import (
 )
 
 // The child protocol: the parent starts its own executable with
-// WATCHER_BENCH_CHILD=<mode> and WATCHER_BENCH_PARAMS=<json>, then writes
-// one command per line on the child's stdin and reads one JSON line per
-// command from its stdout. Closing stdin tells the child to shut down and
+// WATCHER_BENCH_CHILD=<mode>, writes the mode's parameters as one JSON line
+// on the child's stdin, then one command per line, and reads one JSON line
+// per command from the child's stdout. Closing stdin tells the child to shut down and
 // exit. The child's stderr is kept for error messages.
-const (
-	envChild  = "WATCHER_BENCH_CHILD"
-	envParams = "WATCHER_BENCH_PARAMS"
-)
+const envChild = "WATCHER_BENCH_CHILD"
 
 // MaybeChild runs the child's part and exits when this process was started
 // as a benchmark child; otherwise it returns at once. Call it first thing in
@@ -35,12 +32,15 @@ func MaybeChild() {
 	if mode == "" {
 		return
 	}
-	var err error
-	switch mode {
-	case "watcher":
-		err = runWatcherChild(os.Getenv(envParams), os.Stdin, os.Stdout)
-	case "bare":
-		err = runBareChild(os.Getenv(envParams), os.Stdin, os.Stdout)
+	in := bufio.NewReaderSize(os.Stdin, 1<<16)
+	params, err := in.ReadString('\n')
+	switch {
+	case err != nil:
+		err = fmt.Errorf("read parameters: %w", err)
+	case mode == "watcher":
+		err = runWatcherChild(params, in, os.Stdout)
+	case mode == "bare":
+		err = runBareChild(params, in, os.Stdout)
 	default:
 		err = fmt.Errorf("unknown %s mode %q", envChild, mode)
 	}
@@ -115,7 +115,7 @@ func startChild(mode string, params any) (*childProc, error) {
 	}
 	cmd := exec.Command(exe)
 	// A race-enabled child would sleep 1 s at exit (GORACE atexit_sleep_ms).
-	cmd.Env = append(os.Environ(), envChild+"="+mode, envParams+"="+string(p),
+	cmd.Env = append(os.Environ(), envChild+"="+mode,
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	c := &childProc{cmd: cmd, stderr: &tailBuffer{max: 8 << 10}}
 	cmd.Stderr = c.stderr
@@ -129,6 +129,10 @@ func startChild(mode string, params any) (*childProc, error) {
 	c.out = bufio.NewReaderSize(stdout, 1<<16)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench child %s: %w", mode, err)
+	}
+	if _, err := c.stdin.Write(append(p, '\n')); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("bench child %s: send parameters: %w%s", mode, err, c.stderr.suffix())
 	}
 	return c, nil
 }

@@ -57,7 +57,7 @@ func scale(e *env) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		if err := e.wait(idle); err != nil {
+		if err := e.profile(s.w, fmt.Sprintf("scale-%dx%d", ns, nu), func() error { return e.wait(idle) }); err != nil {
 			s.close()
 			return rows, err
 		}
