@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -26,6 +27,20 @@ type lossWatcher struct {
 	onLoss   func(error)
 	maxBody  int64
 	getOpens atomic.Int32
+	// getUp is closed when the GET stream first opens (200) or is refused
+	// (405: the server offers none), so dial can wait for it.
+	getUp     chan struct{}
+	getUpOnce sync.Once
+	noGET     atomic.Bool
+}
+
+func (w *lossWatcher) getSettled(refused bool) {
+	w.getUpOnce.Do(func() {
+		w.noGET.Store(refused)
+		if w.getUp != nil {
+			close(w.getUp)
+		}
+	})
 }
 
 func (w *lossWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -50,7 +65,10 @@ func (w *lossWatcher) RoundTrip(req *http.Request) (*http.Response, error) {
 		if strings.Contains(strings.ToLower(string(body)), "session") {
 			w.onLoss(fmt.Errorf("the server rejected our session (HTTP 400: %s)", firstLine(body)))
 		}
+	case isGET && resp.StatusCode == http.StatusMethodNotAllowed:
+		w.getSettled(true)
 	case isGET && resp.StatusCode == http.StatusOK:
+		w.getSettled(false)
 		if w.getOpens.Add(1) > 1 {
 			w.onLoss(errors.New("the server-to-client stream reconnected; the server may have restarted and forgotten our subscriptions"))
 		}

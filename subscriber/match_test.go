@@ -23,7 +23,7 @@ func TestIndexLookup(t *testing.T) {
 		{"file:///srv", ""},                                          // an ancestor is not a match
 		{"test://counter", "test://counter"},
 		{"test://counter/sub", "test://counter"},
-		{"test://other", ""},                                     // never above the authority
+		{"test://other", ""},                                      // never above the authority
 		{"HTTPS://example.com/a b", "https://Example.com/a%20b/"}, // case and percent-encoding
 	} {
 		got := ix.lookup(tc.notified)

@@ -124,9 +124,10 @@ func dial(ctx context.Context, opts DialOptions, legacy bool, notify func(string
 	}()
 
 	maxBody := 4*srv.MaxContentBytes + 1<<20
-	httpClient := &http.Client{Transport: &lossWatcher{
-		base: http.DefaultTransport.(*http.Transport).Clone(), onLoss: s.lose, maxBody: maxBody,
-	}} // no Timeout: it would kill the streams; requests carry contexts.
+	watch := &lossWatcher{
+		base: http.DefaultTransport.(*http.Transport).Clone(), onLoss: s.lose, maxBody: maxBody, getUp: make(chan struct{}),
+	}
+	httpClient := &http.Client{Transport: watch} // no Timeout: it would kill the streams; requests carry contexts.
 
 	sdkLog := sdkLogger(opts.Logger, srv.Name)
 	var tr transport.Interface
@@ -210,6 +211,20 @@ func dial(ctx context.Context, opts DialOptions, legacy bool, notify func(string
 		// A legacy HTTP server sends notifications on the GET stream, which
 		// mcp-go opens only when legacy is forced from the start.
 		return nil, errRetryLegacy
+	} else if srv.Transport == config.TransportStreamableHTTP {
+		// mcp-go opens the GET stream in the background; an update sent
+		// before it is up is lost on servers that keep no queue. Subscribe
+		// (and read) only once it is.
+		select {
+		case <-watch.getUp:
+			if watch.noGET.Load() {
+				s.logger.Warn("the server offers no server-to-client stream (GET answered 405): updates cannot arrive, only start and reconnect reads", "server", srv.Name)
+			}
+		case <-s.done:
+			return nil, fmt.Errorf("server-to-client stream: %w", s.err)
+		case <-initCtx.Done():
+			return nil, fmt.Errorf("server-to-client stream did not open within %s", srv.Timeout())
+		}
 	}
 	return s, nil
 }
