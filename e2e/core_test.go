@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -70,9 +68,7 @@ func TestStartAndUpdate(t *testing.T) {
 		{"stdio", func(t *testing.T) (M, string, string, func(string)) {
 			dir := demoFiles(t, map[string]string{"a.txt": "a1", "b.md": "b1"})
 			a, b := fileURI(dir, "a.txt"), fileURI(dir, "b.md")
-			change := func(text string) {
-				require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte(text), 0o644))
-			}
+			change := func(text string) { writeFile(t, dir, "a.txt", text) }
 			return demoServerEntry(t, dir, a, b), a, b, change
 		}},
 		{"sse", func(t *testing.T) (M, string, string, func(string)) {

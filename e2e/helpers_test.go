@@ -390,8 +390,12 @@ func demoServerEntry(t testing.TB, dir string, uris ...string) M {
 	return M{"command": demoServer(t), "args": []string{"-dir", dir}, "subscriptions": subs(uris...)}
 }
 
-// writeFile replaces the file name in dir with content.
+// writeFile replaces the file name in dir with content at once (by a
+// rename), so the demo server never serves it truncated: os.WriteFile
+// truncates first, and a read between the two steps publishes "".
 func writeFile(t testing.TB, dir, name, content string) {
 	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, name)))
 }
