@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -35,13 +36,31 @@ import (
 // back on the same address, a proxy that expires sessions, server-everything
 // on a fixed port, and the test process's children.
 
-// rcFreeAddr returns a 127.0.0.1 address that was free a moment ago.
+// rcFreeAddr returns a 127.0.0.1 address that was free a moment ago, on a
+// port below the kernel's ephemeral range: these tests leave the address
+// unused for seconds while a server is "down", and a port from the range
+// could meanwhile go to any process asking for port 0 (another test, another
+// package's test binary), or a stale client of one could reach our server.
 func rcFreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				low = n
+			}
+		}
+	}
+	for range 100 {
+		port := 10000 + rand.IntN(low-10000)
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			ln.Close()
+			return ln.Addr().String()
+		}
+	}
+	t.Fatalf("no free port below %d on 127.0.0.1", low)
+	return ""
 }
 
 // rcServer is an mcp-go Streamable HTTP server (legacy notifications by
