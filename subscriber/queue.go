@@ -39,7 +39,7 @@ type queue struct {
 	mu     sync.Mutex
 	ready  []*uriState
 	head   int
-	wake   chan struct{} // capacity 1: "ready may be non-empty"
+	wake   chan struct{} // capacity 1: "ready may be non-empty"; the read dispatcher waits on it
 	closed bool
 }
 
@@ -79,10 +79,22 @@ func (q *queue) mark(st *uriState, r event.Reason) (coalesced bool) {
 func (q *queue) push(st *uriState) {
 	st.queued = true
 	q.ready = append(q.ready, st)
+	q.signal()
+}
+
+// signal wakes the session's read dispatcher without blocking.
+func (q *queue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
+}
+
+// pending is how many URIs wait in the queue (take may skip some).
+func (q *queue) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ready) - q.head
 }
 
 // take returns the next URI to read and hands it to the caller (reading),
@@ -103,10 +115,7 @@ func (q *queue) take() (*uriState, event.Reason) {
 		st.reason = ""
 		q.compact()
 		if q.head < len(q.ready) {
-			select { // more work: let another worker in
-			case q.wake <- struct{}{}:
-			default:
-			}
+			q.signal() // more work: let another worker in
 		}
 		return st, r
 	}

@@ -174,18 +174,10 @@ func (w *Watcher) attempt(ctx context.Context, established func()) error {
 	w.q.requeueWanted(w.states)
 
 	wctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	n := min(w.srv.MaxConcurrentReads, len(w.states))
-	for range max(n, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.work(wctx, ctx, sess)
-		}()
-	}
+	rd := w.startReaders(wctx, ctx, sess)
 	err = w.hold(ctx, sess)
 	stop()
-	wg.Wait()
+	rd.wg.Wait()
 	w.unwatchAll()
 	return err
 }
