@@ -176,6 +176,9 @@ func (b *buffer) advance(s *slot) {
 		return
 	}
 	s.state = stIdle
+	// nats.go is done with the message (acked, failed or never sent): do
+	// not keep the last encoded event alive in every idle slot.
+	s.msg.Data = nil
 }
 
 // omitted returns a copy of e without content, marked with reason, keeping
