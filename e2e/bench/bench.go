@@ -136,6 +136,9 @@ func (e *env) profile(w *childProc, name string, f func() error) error {
 	if err := w.call("heapprofile "+base+".allocs.pprof", nil); err != nil {
 		return err
 	}
+	if err := w.call("goroutines "+base+".goroutines.txt", nil); err != nil {
+		return err
+	}
 	return ferr
 }
 
@@ -172,7 +175,7 @@ func (s *setup) close() error {
 
 // startSetup starts NATS, the consumer and the watcher over servers and
 // waits for every start event. On error it closes what it started.
-func (e *env) startSetup(name string, servers []*benchServer, hook func(a arrival)) (_ *setup, err error) {
+func (e *env) startSetup(name string, servers []*benchServer, hook func(a arrival), childEnv ...string) (_ *setup, err error) {
 	s := &setup{servers: servers}
 	defer func() {
 		if err != nil {
@@ -194,7 +197,7 @@ func (e *env) startSetup(name string, servers []*benchServer, hook func(a arriva
 		total += len(srv.res)
 	}
 	t0 := time.Now()
-	if s.w, err = startWatcher(dir, s.nats.URL(), servers); err != nil {
+	if s.w, err = startWatcher(dir, s.nats.URL(), servers, childEnv...); err != nil {
 		return nil, err
 	}
 	if err := s.col.wait(120*time.Second, fmt.Sprintf("%d start events", total), func() bool {

@@ -102,9 +102,9 @@ type childProc struct {
 	closed bool
 }
 
-// startChild starts this executable as a child in mode with params. The
-// caller must call Close.
-func startChild(mode string, params any) (*childProc, error) {
+// startChild starts this executable as a child in mode with params and
+// extra environment entries. The caller must call Close.
+func startChild(mode string, params any, extraEnv ...string) (*childProc, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("bench child: find own executable: %w", err)
@@ -117,6 +117,7 @@ func startChild(mode string, params any) (*childProc, error) {
 	// A race-enabled child would sleep 1 s at exit (GORACE atexit_sleep_ms).
 	cmd.Env = append(os.Environ(), envChild+"="+mode,
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	cmd.Env = append(cmd.Env, extraEnv...)
 	c := &childProc{cmd: cmd, stderr: &tailBuffer{max: 8 << 10}}
 	cmd.Stderr = c.stderr
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
@@ -163,10 +164,10 @@ func (c *childProc) call(cmd string, reply any) error {
 	return json.Unmarshal(line, reply)
 }
 
-// stats asks the child for its procStats.
-func (c *childProc) stats() (procStats, error) {
+// stats asks the child for its procStats with cmd ("stats" or "gc-stats").
+func (c *childProc) stats(cmd string) (procStats, error) {
 	var s procStats
-	err := c.call("stats", &s)
+	err := c.call(cmd, &s)
 	return s, err
 }
 

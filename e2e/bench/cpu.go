@@ -54,7 +54,7 @@ func cpuPerEvent(e *env) ([]Row, error) {
 	ev0 := s.col.count("update")
 	err = e.profile(s.w, "cpu", func() error {
 		var err error
-		if before, err = s.w.stats(); err != nil {
+		if before, err = s.w.stats("stats"); err != nil {
 			return err
 		}
 		ctx, cancel := contextWithTimeout(e, window)
@@ -71,7 +71,7 @@ func cpuPerEvent(e *env) ([]Row, error) {
 		if err := s.col.wait(30*time.Second, "every notification's event", func() bool { return log.remaining() == 0 }); err != nil {
 			return err
 		}
-		after, err = s.w.stats()
+		after, err = s.w.stats("stats")
 		return err
 	})
 	if err != nil {

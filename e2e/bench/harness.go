@@ -200,12 +200,12 @@ func writeConfig(dir, natsURL string, servers []*benchServer) (string, error) {
 }
 
 // startWatcher runs the watcher in a child process over servers.
-func startWatcher(dir, natsURL string, servers []*benchServer) (*childProc, error) {
+func startWatcher(dir, natsURL string, servers []*benchServer, extraEnv ...string) (*childProc, error) {
 	path, err := writeConfig(dir, natsURL, servers)
 	if err != nil {
 		return nil, err
 	}
-	return startChild("watcher", watcherParams{Config: path})
+	return startChild("watcher", watcherParams{Config: path}, extraEnv...)
 }
 
 // startBare starts the baseline child and waits until its clients are

@@ -26,7 +26,7 @@ func scale(e *env) ([]Row, error) {
 		s.close()
 		return nil, err
 	}
-	base, err := s.w.stats()
+	base, err := s.w.stats("stats")
 	if cerr := s.close(); err == nil {
 		err = cerr
 	}
@@ -35,11 +35,22 @@ func scale(e *env) ([]Row, error) {
 	}
 
 	var rows []Row
-	for _, c := range size(e, [][2]int{{100, 100}, {1, 10000}}, [][2]int{{10, 10}, {1, 100}}) {
-		ns, nu := c[0], c[1]
+	type config struct {
+		ns, nu   int
+		memLimit string // GOMEMLIMIT for the watcher process, when set
+	}
+	full := []config{{100, 100, ""}, {100, 100, "80MiB"}, {1, 10000, ""}}
+	short := []config{{10, 10, ""}, {10, 10, "80MiB"}, {1, 100, ""}}
+	for _, c := range size(e, full, short) {
+		ns, nu := c.ns, c.nu
 		subs := ns * nu
 		name := fmt.Sprintf("4 scale %d×%d", ns, nu)
-		e.logf("scale %d×%d", ns, nu)
+		var childEnv []string
+		if c.memLimit != "" {
+			name += ", GOMEMLIMIT=" + c.memLimit
+			childEnv = append(childEnv, "GOMEMLIMIT="+c.memLimit)
+		}
+		e.logf("%s", name)
 		servers, err := startServers("x", ns, nu)
 		if err != nil {
 			return rows, err
@@ -53,15 +64,21 @@ func scale(e *env) ([]Row, error) {
 		}
 		bareTime := float64(subs) / (float64(bare.Ops) / bare.Seconds)
 
-		s, err := e.startSetup(fmt.Sprintf("scale-%dx%d", ns, nu), servers, nil)
+		s, err := e.startSetup(fmt.Sprintf("scale-%dx%d", ns, nu), servers, nil, childEnv...)
 		if err != nil {
 			return rows, err
 		}
-		if err := e.profile(s.w, fmt.Sprintf("scale-%dx%d", ns, nu), func() error { return e.wait(idle) }); err != nil {
+		if err := e.profile(s.w, fmt.Sprintf("scale-%dx%d%s", ns, nu, c.memLimit), func() error { return e.wait(idle) }); err != nil {
 			s.close()
 			return rows, err
 		}
-		st, err := s.w.stats()
+		st, err := s.w.stats("stats")
+		e.logf("%s idle: %+v", name, st)
+		var gc procStats
+		if err == nil {
+			gc, err = s.w.stats("gc-stats")
+			e.logf("%s after GC: %+v", name, gc)
+		}
 		if cerr := s.close(); err == nil {
 			err = cerr
 		}
@@ -76,6 +93,8 @@ func scale(e *env) ([]Row, error) {
 				BaselineName: "watcher of 1×1", Target: "≤ 100 MiB", Met: st.RSS <= 100<<20},
 			Row{Scenario: name, Figure: "goroutines idle", Unit: UnitCount, Value: float64(st.Goroutines), Baseline: float64(base.Goroutines), BaselineName: "watcher of 1×1"},
 			Row{Scenario: name, Figure: "Go heap in use idle", Unit: UnitBytes, Value: float64(st.HeapInuse), Baseline: float64(base.HeapInuse), BaselineName: "watcher of 1×1"},
+			Row{Scenario: name, Figure: "Go heap live (after a forced GC)", Unit: UnitBytes, Value: float64(gc.HeapInuse)},
+			Row{Scenario: name, Figure: "goroutine stacks idle", Unit: UnitBytes, Value: float64(st.Stacks), Baseline: float64(base.Stacks), BaselineName: "watcher of 1×1"},
 			Row{Scenario: name, Figure: "RSS per subscription", Unit: UnitBytes, Value: perSub},
 		)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -24,9 +25,11 @@ type watcherParams struct {
 // does) with the config file, answering commands until stdin closes:
 //
 //	stats                  procStats as JSON
+//	gc-stats               procStats after a forced garbage collection
 //	cpuprofile <path>      start a CPU profile
 //	cpuprofile-stop        stop it
 //	heapprofile <path>     write a heap profile (allocations since start)
+//	goroutines <path>      write every goroutine's stack, grouped (debug=1)
 func runWatcherChild(params string, in io.Reader, out io.Writer) error {
 	var p watcherParams
 	if err := json.Unmarshal([]byte(params), &p); err != nil {
@@ -54,6 +57,9 @@ func runWatcherChild(params string, in io.Reader, out io.Writer) error {
 		switch cmd {
 		case "stats":
 			err = answer(out, selfStats())
+		case "gc-stats":
+			runtime.GC()
+			err = answer(out, selfStats())
 		case "cpuprofile":
 			if prof, err = os.Create(arg); err == nil {
 				err = pprof.StartCPUProfile(prof)
@@ -68,6 +74,8 @@ func runWatcherChild(params string, in io.Reader, out io.Writer) error {
 			err = reply(out, err)
 		case "heapprofile":
 			err = reply(out, writeHeapProfile(arg))
+		case "goroutines":
+			err = reply(out, writeGoroutines(arg))
 		default:
 			err = answerErr(out, fmt.Errorf("unknown command %q", cmd))
 		}
@@ -87,12 +95,26 @@ func reply(out io.Writer, err error) error {
 	return answer(out, map[string]bool{"ok": true})
 }
 
+// writeHeapProfile collects garbage first, so inuse_space is what is live.
 func writeHeapProfile(path string) error {
+	runtime.GC()
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeGoroutines(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("goroutine").WriteTo(f, 1); err != nil {
 		f.Close()
 		return err
 	}
