@@ -6,6 +6,8 @@ import "time"
 const (
 	DefaultSubject         = "mcp.events.{server}.{reason}"
 	DefaultShutdownTimeout = 15 * time.Second
+	// DefaultMaxConcurrentReads is the process-wide bound on reads in flight.
+	DefaultMaxConcurrentReads = 64
 )
 
 // topDefaults returns the defaults for every key outside servers, as a raw
@@ -45,7 +47,8 @@ func topDefaults() map[string]any {
 			"level":  "info",
 			"format": "text",
 		},
-		"shutdown_timeout": DefaultShutdownTimeout,
+		"shutdown_timeout":     DefaultShutdownTimeout,
+		"max_concurrent_reads": DefaultMaxConcurrentReads,
 	}
 }
 

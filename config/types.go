@@ -16,6 +16,10 @@ type Config struct {
 	// ShutdownTimeout bounds the flush of pending events and the stop of
 	// children on SIGINT/SIGTERM.
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	// MaxConcurrentReads bounds resources/read calls in flight across all
+	// servers, so a start or reconnect of many servers at once is not a
+	// burst of thousands of connections and decodes.
+	MaxConcurrentReads int `koanf:"max_concurrent_reads"` // default 64
 	// Servers are the enabled MCP servers by name (disabled ones and those
 	// skipped under continue_on_error are not here).
 	Servers map[string]Server `koanf:"servers"`

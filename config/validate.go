@@ -96,6 +96,7 @@ func (c *Config) validateGlobal() Problems {
 		}
 	}
 	positive(&ps, "shutdown_timeout", int64(c.ShutdownTimeout))
+	positive(&ps, "max_concurrent_reads", int64(c.MaxConcurrentReads))
 	return ps
 }
 

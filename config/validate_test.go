@@ -102,6 +102,7 @@ func TestInvalidConfigs(t *testing.T) {
 		{"zero max_pending_bytes", func(m map[string]any) { section(m, "publish")["max_pending_bytes"] = 0 }, "publish.max_pending_bytes"},
 		{"object store name", func(m map[string]any) { section(m, "publish")["object_store"] = "a.b" }, "publish.object_store"},
 		{"zero shutdown timeout", func(m map[string]any) { m["shutdown_timeout"] = "0s" }, "shutdown_timeout"},
+		{"zero global concurrent reads", func(m map[string]any) { m["max_concurrent_reads"] = 0 }, "max_concurrent_reads"},
 		{"no servers", func(m map[string]any) { delete(m, "servers") }, "servers"},
 		{"empty servers", func(m map[string]any) { m["servers"] = map[string]any{} }, "servers"},
 		{"servers and mcpServers", func(m map[string]any) { m["mcpServers"] = m["servers"] }, "mcpServers"},

@@ -33,5 +33,8 @@ func leakOptions() []goleak.Option {
 		// mcp-go's SSE server never ends a subscriptions/listen handler
 		// (its context is cut off from the request): a server-side leak.
 		goleak.IgnoreTopFunction("github.com/mark3labs/mcp-go/server.(*MCPServer).handleSubscriptionsListen"),
+		// nats.go jetstream can leave this one blocked on a nil channel when
+		// a connection closes right after its first async publish.
+		goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect"),
 	}
 }

@@ -49,6 +49,36 @@ type Options struct {
 	AckTimeout time.Duration
 	// ReadRetryMax caps the wait between retries of a failed read (default 30s).
 	ReadRetryMax time.Duration
+	// Reads, when set, is shared by every Watcher of a process and bounds
+	// their reads in flight together (config max_concurrent_reads).
+	Reads *ReadLimiter
+}
+
+// ReadLimiter bounds resources/read calls in flight across the Watchers
+// that share it. Safe for concurrent use.
+type ReadLimiter struct{ slots chan struct{} }
+
+// NewReadLimiter allows n reads at once.
+func NewReadLimiter(n int) *ReadLimiter { return &ReadLimiter{slots: make(chan struct{}, max(n, 1))} }
+
+// acquire waits for a slot; false if ctx ended first. A nil limiter
+// allows everything.
+func (l *ReadLimiter) acquire(ctx context.Context) bool {
+	if l == nil {
+		return true
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (l *ReadLimiter) release() {
+	if l != nil {
+		<-l.slots
+	}
 }
 
 // Watcher watches one MCP server's subscriptions. Create it with New, run it
@@ -65,7 +95,8 @@ type Watcher struct {
 	q       *queue
 	idPre   string
 	idSeq   atomic.Uint64
-	retryMu sync.Mutex // serialises retry timers against Run's exit
+	reading atomic.Int32 // reads in flight (or waiting for a shared slot)
+	retryMu sync.Mutex   // serialises retry timers against Run's exit
 	closing bool
 
 	mu       sync.Mutex // guards protocol

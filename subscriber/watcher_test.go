@@ -41,6 +41,11 @@ type harness struct {
 
 func run(t *testing.T, srv config.Server, sink subscriber.Sink) *harness {
 	t.Helper()
+	return runWith(t, srv, sink, nil)
+}
+
+func runWith(t *testing.T, srv config.Server, sink subscriber.Sink, reads *subscriber.ReadLimiter) *harness {
+	t.Helper()
 	h := &harness{events: make(chan *event.MCPResourceEvent, 1000)}
 	if sink == nil {
 		sink = subscriber.SinkFunc(func(_ context.Context, ev *event.MCPResourceEvent) error {
@@ -53,7 +58,7 @@ func run(t *testing.T, srv config.Server, sink subscriber.Sink) *harness {
 	}
 	srv = withDefaults(srv)
 	h.w = subscriber.New(subscriber.Options{Server: srv, Sink: sink, Logger: logger(),
-		Policy: reconnect.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, Multiplier: 2, ResetAfter: time.Minute}})
+		Policy: reconnect.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, Multiplier: 2, ResetAfter: time.Minute}, Reads: reads})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.w.Run(ctx) }()

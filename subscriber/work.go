@@ -79,10 +79,23 @@ func (p *readers) work() {
 }
 
 func (w *Watcher) readOne(wctx, runCtx context.Context, sess Session, st *uriState, r event.Reason) {
+	// A server's only read in flight needs no shared slot, so a slow or hung
+	// server that holds shared slots never stops the others: each keeps one
+	// read going. Further concurrent reads share the process-wide pool.
+	shared := w.reading.Add(1) > 1
+	if shared && !w.opts.Reads.acquire(wctx) {
+		w.reading.Add(-1)
+		w.q.done(st, r, false) // the session ended; the next one reads it
+		return
+	}
 	rctx, cancel := context.WithTimeout(wctx, w.srv.Timeout())
 	t0 := time.Now()
 	contents, err := sess.Read(rctx, st.sub.URI)
 	cancel()
+	if shared {
+		w.opts.Reads.release()
+	}
+	w.reading.Add(-1)
 	w.m.readSeconds.Observe(time.Since(t0).Seconds())
 	notFound := errors.Is(err, ErrNotFound)
 	switch {

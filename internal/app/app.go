@@ -94,10 +94,11 @@ func New(opts Options) (*App, error) {
 		return a.pub.Load().Publish(ctx, ev)
 	}, mws...)
 	metrics := subscriber.NewMetrics(opts.Registry)
+	reads := subscriber.NewReadLimiter(cfg.MaxConcurrentReads)
 	for _, srv := range cfg.Servers {
 		a.watchers = append(a.watchers, subscriber.New(subscriber.Options{
 			Server: srv, Policy: reconnect.PolicyFrom(srv.Reconnect), Sink: sink,
-			Logger: opts.Logger, Metrics: metrics, Version: opts.Version,
+			Logger: opts.Logger, Metrics: metrics, Version: opts.Version, Reads: reads,
 		}))
 	}
 	return a, nil
