@@ -2,7 +2,6 @@ package publish
 
 import (
 	"container/heap"
-	"encoding/json"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -196,11 +195,7 @@ func omitted(e *entry, reason, object string) *entry {
 	ev.Resource = nil
 	ev.ContentOmitted = reason
 	ev.ContentObject = object
-	data, err := json.Marshal(&ev)
-	if err != nil { // cannot happen: the full event encoded
-		data = e.data
-	}
-	return &entry{ev: &ev, data: data, born: e.born}
+	return &entry{ev: &ev, data: ev.AppendJSON(nil), born: e.born}
 }
 
 // headerSize is the encoded size of h as nats.go writes it.

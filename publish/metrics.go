@@ -8,7 +8,6 @@ import (
 const (
 	dropMaxEvents = "max_pending_events" // a new URI's event with the count bound reached
 	dropClosed    = "closed"             // Publish after Run returned
-	dropEncode    = "encode"             // the event could not be encoded as JSON
 )
 
 type metrics struct {
@@ -55,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from Publish to delivery (ack in JetStream mode), including time spent buffered.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 12)}),
 	}
-	for _, r := range []string{dropMaxEvents, dropClosed, dropEncode} {
+	for _, r := range []string{dropMaxEvents, dropClosed} {
 		m.dropped.WithLabelValues(r)
 	}
 	if reg == nil {

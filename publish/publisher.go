@@ -2,7 +2,6 @@ package publish
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -139,16 +138,9 @@ func (p *Publisher) Publish(_ context.Context, ev *event.MCPResourceEvent) error
 	if ev == nil {
 		return errors.New("publish: nil event")
 	}
-	data, err := json.Marshal(ev)
-	if err != nil {
-		p.mu.Lock()
-		p.st.Dropped++
-		p.mu.Unlock()
-		p.m.dropped.WithLabelValues(dropEncode).Inc()
-		err = fmt.Errorf("publish: encode event %s of %s %s: %w", ev.ID, ev.ClientName, ev.URI, err)
-		p.log.Error("dropping an event that cannot be encoded", "server", ev.ClientName, "uri", ev.URI, "err", err)
-		return err
-	}
+	// AppendJSON is json.Marshal's output without reflection; an event
+	// cannot fail to encode (every field is a string, number or time).
+	data := ev.AppendJSON(make([]byte, 0, encodedSizeHint(ev)))
 	e := &entry{ev: ev, data: data, born: time.Now()}
 	k := key{server: ev.ClientName, uri: ev.URI}
 
@@ -294,4 +286,16 @@ func (p *Publisher) setGaugesLocked() {
 	p.m.pendingEvents.Set(float64(p.buf.events))
 	p.m.pendingBytes.Set(float64(p.buf.bytes))
 	p.m.inFlight.Set(float64(p.buf.inFlight))
+}
+
+// encodedSizeHint guesses the encoded size, so AppendJSON grows its buffer
+// at most once for plain text.
+func encodedSizeHint(ev *event.MCPResourceEvent) int {
+	n := 256 + len(ev.ID) + len(ev.ClientName) + 2*len(ev.URI)
+	if ev.Resource != nil {
+		for _, c := range ev.Resource.Contents {
+			n += 32 + len(c.URI) + len(c.MIMEType) + len(c.Text) + len(c.Blob)
+		}
+	}
+	return n + n/16
 }
