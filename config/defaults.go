@@ -7,7 +7,7 @@ const (
 	DefaultSubject         = "mcp.events.{server}.{reason}"
 	DefaultShutdownTimeout = 15 * time.Second
 	// DefaultMaxConcurrentReads is the process-wide bound on reads in flight.
-	DefaultMaxConcurrentReads = 64
+	DefaultMaxConcurrentReads = 128
 )
 
 // topDefaults returns the defaults for every key outside servers, as a raw

@@ -157,7 +157,7 @@ servers:
 		Reconnect:          global,
 		Log:                Log{Level: "info", Format: "text"},
 		ShutdownTimeout:    15 * time.Second,
-		MaxConcurrentReads: 64,
+		MaxConcurrentReads: 128,
 		Servers: map[string]Server{"docs": {
 			Name: "docs", Transport: TransportStdio, Command: "node",
 			TimeoutSeconds: 30, MaxContentBytes: 1 << 20, PingInterval: 30 * time.Second, MaxConcurrentReads: 16,

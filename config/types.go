@@ -19,7 +19,7 @@ type Config struct {
 	// MaxConcurrentReads bounds resources/read calls in flight across all
 	// servers, so a start or reconnect of many servers at once is not a
 	// burst of thousands of connections and decodes.
-	MaxConcurrentReads int `koanf:"max_concurrent_reads"` // default 64
+	MaxConcurrentReads int `koanf:"max_concurrent_reads"` // default 128
 	// Servers are the enabled MCP servers by name (disabled ones and those
 	// skipped under continue_on_error are not here).
 	Servers map[string]Server `koanf:"servers"`

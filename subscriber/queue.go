@@ -36,14 +36,22 @@ type uriState struct {
 // follows however many notifications arrive. mark never blocks, so it is
 // safe on the transport's reader goroutine.
 type queue struct {
-	mu     sync.Mutex
-	ready  []*uriState
-	head   int
-	wake   chan struct{} // capacity 1: "ready may be non-empty"; the read dispatcher waits on it
-	closed bool
+	mu    sync.Mutex
+	ready []*uriState
+	head  int
+	// onReady is called, outside mu, after a URI was queued: the current
+	// session's readers start a worker. nil between sessions.
+	onReady func()
 }
 
-func newQueue() *queue { return &queue{wake: make(chan struct{}, 1)} }
+func newQueue() *queue { return &queue{} }
+
+// setReady sets (or, with nil, clears) the callback for queued URIs.
+func (q *queue) setReady(f func()) {
+	q.mu.Lock()
+	q.onReady = f
+	q.mu.Unlock()
+}
 
 // rank orders reasons: a pending start stays a start, and a reconnect read
 // stays a reconnect when an update arrives before it runs.
@@ -68,10 +76,15 @@ func (q *queue) mark(st *uriState, r event.Reason) (coalesced bool) {
 	if rank(r) > rank(st.reason) {
 		st.reason = r
 	}
+	var ready func()
 	if !st.reading && !st.queued {
 		q.push(st)
+		ready = q.onReady
 	}
 	q.mu.Unlock()
+	if ready != nil {
+		ready()
+	}
 	return coalesced
 }
 
@@ -79,15 +92,6 @@ func (q *queue) mark(st *uriState, r event.Reason) (coalesced bool) {
 func (q *queue) push(st *uriState) {
 	st.queued = true
 	q.ready = append(q.ready, st)
-	q.signal()
-}
-
-// signal wakes the session's read dispatcher without blocking.
-func (q *queue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
 }
 
 // pending is how many URIs wait in the queue (take may skip some).
@@ -114,9 +118,6 @@ func (q *queue) take() (*uriState, event.Reason) {
 		r := st.reason
 		st.reason = ""
 		q.compact()
-		if q.head < len(q.ready) {
-			q.signal() // more work: let another worker in
-		}
 		return st, r
 	}
 	q.compact()

@@ -56,28 +56,34 @@ type Options struct {
 
 // ReadLimiter bounds resources/read calls in flight across the Watchers
 // that share it. Safe for concurrent use.
-type ReadLimiter struct{ slots chan struct{} }
+type ReadLimiter struct{ tokens chan struct{} }
 
 // NewReadLimiter allows n reads at once.
-func NewReadLimiter(n int) *ReadLimiter { return &ReadLimiter{slots: make(chan struct{}, max(n, 1))} }
-
-// acquire waits for a slot; false if ctx ended first. A nil limiter
-// allows everything.
-func (l *ReadLimiter) acquire(ctx context.Context) bool {
-	if l == nil {
-		return true
+func NewReadLimiter(n int) *ReadLimiter {
+	l := &ReadLimiter{tokens: make(chan struct{}, max(n, 1))}
+	for range cap(l.tokens) {
+		l.tokens <- struct{}{}
 	}
-	select {
-	case l.slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return l
 }
 
-func (l *ReadLimiter) release() {
-	if l != nil {
-		<-l.slots
+// acquireRead waits for a token to read with: the server's own one (each
+// server can always have one read in flight, so a hung server that holds
+// shared tokens slows the others but never stops them) or one of the shared
+// pool, whichever comes first. The caller sends the token back to the
+// returned channel after the read; nil means no limit applies. ok is false
+// when ctx ended first.
+func (w *Watcher) acquireRead(ctx context.Context) (token chan struct{}, ok bool) {
+	if w.opts.Reads == nil {
+		return nil, true
+	}
+	select {
+	case <-w.solo:
+		return w.solo, true
+	case <-w.opts.Reads.tokens:
+		return w.opts.Reads.tokens, true
+	case <-ctx.Done():
+		return nil, false
 	}
 }
 
@@ -95,8 +101,8 @@ type Watcher struct {
 	q       *queue
 	idPre   string
 	idSeq   atomic.Uint64
-	reading atomic.Int32 // reads in flight (or waiting for a shared slot)
-	retryMu sync.Mutex   // serialises retry timers against Run's exit
+	solo    chan struct{} // the server's own read token (see acquireRead)
+	retryMu sync.Mutex    // serialises retry timers against Run's exit
 	closing bool
 
 	mu       sync.Mutex // guards protocol
@@ -136,6 +142,8 @@ func New(opts Options) *Watcher {
 		w.states = append(w.states, &uriState{sub: s})
 	}
 	w.index = newIndex(w.states)
+	w.solo = make(chan struct{}, 1)
+	w.solo <- struct{}{}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	w.idPre = hex.EncodeToString(b[:]) + "-"
@@ -208,7 +216,7 @@ func (w *Watcher) attempt(ctx context.Context, established func()) error {
 	rd := w.startReaders(wctx, ctx, sess)
 	err = w.hold(ctx, sess)
 	stop()
-	rd.wg.Wait()
+	rd.stop()
 	w.unwatchAll()
 	return err
 }

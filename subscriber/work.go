@@ -9,48 +9,49 @@ import (
 	"github.com/mcpwatch/watcher/event"
 )
 
-// readers runs a session's read workers on demand: a dispatcher starts
-// workers while URIs are queued, up to max_concurrent_reads at once, and a
-// worker exits when the queue is empty. An idle server so holds one
-// goroutine, not one per allowed read: 100 idle servers kept 1,600 parked
-// workers, whose stacks had grown in JSON decoding (about 24 MiB of the
-// watcher's RSS in the 10,000-subscription benchmark).
+// readers runs a session's read workers on demand: queueing a URI starts a
+// worker (from the goroutine that queued it, without blocking) while fewer
+// than max_concurrent_reads run, and a worker exits when the queue is
+// empty. An idle server so holds no read goroutine at all: 100 idle servers
+// kept 1,600 parked workers, whose stacks had grown in JSON decoding (about
+// 24 MiB of the watcher's RSS in the 10,000-subscription benchmark), and a
+// notification reaches its read with no dispatcher hop in between.
 type readers struct {
 	w            *Watcher
 	wctx, runCtx context.Context
 	sess         Session
 	max          int
-	wg           sync.WaitGroup // the dispatcher and every worker
+	wg           sync.WaitGroup // every worker
 
 	mu      sync.Mutex
 	running int
+	stopped bool // no worker starts after stop
 }
 
-// startReaders starts the dispatcher; the caller ends wctx and then waits
-// on the returned readers' wg, after which no worker runs.
+// startReaders starts workers for what is queued already and for every
+// URI queued later, until stop.
 func (w *Watcher) startReaders(wctx, runCtx context.Context, sess Session) *readers {
 	p := &readers{w: w, wctx: wctx, runCtx: runCtx, sess: sess, max: max(min(w.srv.MaxConcurrentReads, len(w.states)), 1)}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			select {
-			case <-wctx.Done():
-				return
-			case <-w.q.wake:
-				p.spawn()
-			}
-		}
-	}()
+	w.q.setReady(p.spawn)
+	p.spawn()
 	return p
 }
 
-// spawn starts workers for the queued URIs, within max.
+// stop returns after every worker has exited; the caller ends wctx first.
+func (p *readers) stop() {
+	p.w.q.setReady(nil)
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// spawn starts workers for the queued URIs, within max. It never blocks.
 func (p *readers) spawn() {
 	queued := p.w.q.pending()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.running < p.max && queued > 0 && p.wctx.Err() == nil {
+	for p.running < p.max && queued > 0 && !p.stopped && p.wctx.Err() == nil {
 		p.running++
 		queued--
 		p.wg.Add(1)
@@ -74,17 +75,13 @@ func (p *readers) work() {
 	p.running--
 	p.mu.Unlock()
 	// A URI queued while this worker was leaving may have found every
-	// worker slot taken: have the dispatcher look again.
-	p.w.q.signal()
+	// worker slot taken: look again.
+	p.spawn()
 }
 
 func (w *Watcher) readOne(wctx, runCtx context.Context, sess Session, st *uriState, r event.Reason) {
-	// A server's only read in flight needs no shared slot, so a slow or hung
-	// server that holds shared slots never stops the others: each keeps one
-	// read going. Further concurrent reads share the process-wide pool.
-	shared := w.reading.Add(1) > 1
-	if shared && !w.opts.Reads.acquire(wctx) {
-		w.reading.Add(-1)
+	slot, ok := w.acquireRead(wctx)
+	if !ok {
 		w.q.done(st, r, false) // the session ended; the next one reads it
 		return
 	}
@@ -92,10 +89,9 @@ func (w *Watcher) readOne(wctx, runCtx context.Context, sess Session, st *uriSta
 	t0 := time.Now()
 	contents, err := sess.Read(rctx, st.sub.URI)
 	cancel()
-	if shared {
-		w.opts.Reads.release()
+	if slot != nil {
+		slot <- struct{}{} // the token goes back where it came from
 	}
-	w.reading.Add(-1)
 	w.m.readSeconds.Observe(time.Since(t0).Seconds())
 	notFound := errors.Is(err, ErrNotFound)
 	switch {
