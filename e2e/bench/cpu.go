@@ -21,21 +21,9 @@ func cpuPerEvent(e *env) ([]Row, error) {
 	uris := srv.URIs()
 
 	e.logf("cpu: baseline")
-	dir, err := e.subdir("cpu-baseline")
+	base, err := e.runBaseline("cpu-baseline", servers, maxConcurrentReads, window.Seconds(), rate, false)
 	if err != nil {
-		stopServers(servers)
 		return nil, err
-	}
-	bn, err := startNATS(dir)
-	if err != nil {
-		stopServers(servers)
-		return nil, err
-	}
-	base, err := runBareChildOnce(bareFor(servers, maxConcurrentReads, window.Seconds(), rate, bn.URL(), false))
-	bn.Close()
-	if err != nil {
-		stopServers(servers)
-		return nil, fmt.Errorf("baseline: %w", err)
 	}
 
 	log := newSentLog()

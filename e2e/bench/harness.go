@@ -245,3 +245,26 @@ func bareFor(servers []*benchServer, conc int, seconds, rate float64, natsURL st
 	}
 	return p
 }
+
+// runBaseline runs the bare child once against servers with a NATS server
+// of its own (in a fresh subdirectory called name). On error it stops the
+// servers, so callers just return.
+func (e *env) runBaseline(name string, servers []*benchServer, conc int, seconds, rate float64, syncPub bool) (bareResult, error) {
+	dir, err := e.subdir(name)
+	if err != nil {
+		stopServers(servers)
+		return bareResult{}, err
+	}
+	bn, err := startNATS(dir)
+	if err != nil {
+		stopServers(servers)
+		return bareResult{}, err
+	}
+	base, err := runBareChildOnce(bareFor(servers, conc, seconds, rate, bn.URL(), syncPub))
+	bn.Close()
+	if err != nil {
+		stopServers(servers)
+		return bareResult{}, fmt.Errorf("baseline: %w", err)
+	}
+	return base, nil
+}

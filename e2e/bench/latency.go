@@ -64,21 +64,9 @@ func latency(e *env) ([]Row, error) {
 	uris := srv.URIs()
 
 	e.logf("latency: baseline")
-	dir, err := e.subdir("latency-baseline")
+	base, err := e.runBaseline("latency-baseline", servers, 1, size(e, 2.0, 0.3), 0, true)
 	if err != nil {
-		stopServers(servers)
 		return nil, err
-	}
-	bn, err := startNATS(dir)
-	if err != nil {
-		stopServers(servers)
-		return nil, err
-	}
-	base, err := runBareChildOnce(bareFor(servers, 1, size(e, 2.0, 0.3), 0, bn.URL(), true))
-	bn.Close()
-	if err != nil {
-		stopServers(servers)
-		return nil, fmt.Errorf("baseline: %w", err)
 	}
 
 	log := newSentLog()

@@ -20,21 +20,9 @@ func storm(e *env) ([]Row, error) {
 	srv, r := servers[0], servers[0].res[0]
 
 	e.logf("storm: baseline")
-	dir, err := e.subdir("storm-baseline")
+	base, err := e.runBaseline("storm-baseline", servers, 1, size(e, 1.0, 0.2), 0, true)
 	if err != nil {
-		stopServers(servers)
 		return nil, err
-	}
-	bn, err := startNATS(dir)
-	if err != nil {
-		stopServers(servers)
-		return nil, err
-	}
-	base, err := runBareChildOnce(bareFor(servers, 1, size(e, 1.0, 0.2), 0, bn.URL(), true))
-	bn.Close()
-	if err != nil {
-		stopServers(servers)
-		return nil, fmt.Errorf("baseline: %w", err)
 	}
 	r.reads.Store(0)
 
