@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -25,8 +26,12 @@ import (
 // Concurrency goroutines each, and optionally publish every read to
 // JetStream. No coalescing, no handlers, no buffer: the raw cost.
 type bareParams struct {
-	URLs        []string   `json:"urls"`
-	URIs        [][]string `json:"uris"` // per URL
+	URLs []string `json:"urls"`
+	// Command, when set, replaces URLs: one stdio client per Env entry,
+	// each running Command with that environment added.
+	Command     string     `json:"command,omitempty"`
+	Env         [][]string `json:"env,omitempty"`
+	URIs        [][]string `json:"uris"` // per URL (or Env entry)
 	Concurrency int        `json:"concurrency"`
 	Seconds     float64    `json:"seconds"`
 	Rate        float64    `json:"rate"` // total reads/s; 0: as fast as possible
@@ -70,9 +75,20 @@ func runBareChild(params string, in io.Reader, out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clients := make([]*client.Client, len(p.URLs))
-	for i, u := range p.URLs {
-		c, err := client.NewStreamableHttpClient(u)
+	dial := func(i int) (*client.Client, string, error) {
+		c, err := client.NewStreamableHttpClient(p.URLs[i])
+		return c, p.URLs[i], err
+	}
+	n := len(p.URLs)
+	if p.Command != "" {
+		n = len(p.Env)
+		dial = func(i int) (*client.Client, string, error) {
+			return client.NewClient(transport.NewStdio(p.Command, p.Env[i])), fmt.Sprintf("stdio server %d", i), nil
+		}
+	}
+	clients := make([]*client.Client, n)
+	for i := range n {
+		c, u, err := dial(i)
 		if err != nil {
 			return err
 		}

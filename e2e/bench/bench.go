@@ -27,8 +27,9 @@ type Options struct {
 	Progress io.Writer
 }
 
-// Scenarios are the scenario names, in the order Run runs them.
-var Scenarios = []string{"throughput", "latency", "storm", "scale", "recovery", "cpu"}
+// Scenarios are the scenario names, in the order Run runs them. A row's
+// Scenario starts with its number and the name, "-" written as a space.
+var Scenarios = []string{"throughput", "throughput-stdio", "latency", "storm", "scale", "recovery", "cpu"}
 
 // env is what a scenario gets.
 type env struct {
@@ -96,7 +97,7 @@ func Run(ctx context.Context, opts Options) ([]Row, error) {
 		}
 	}
 	run := map[string]func(*env) ([]Row, error){
-		"throughput": throughput, "latency": latency, "storm": storm,
+		"throughput": throughput, "throughput-stdio": throughputStdio, "latency": latency, "storm": storm,
 		"scale": scale, "recovery": recovery, "cpu": cpuPerEvent,
 	}
 	var rows []Row
@@ -175,7 +176,18 @@ func (s *setup) close() error {
 
 // startSetup starts NATS, the consumer and the watcher over servers and
 // waits for every start event. On error it closes what it started.
-func (e *env) startSetup(name string, servers []*benchServer, hook func(a arrival), childEnv ...string) (_ *setup, err error) {
+func (e *env) startSetup(name string, servers []*benchServer, hook func(a arrival), childEnv ...string) (*setup, error) {
+	total := 0
+	for _, srv := range servers {
+		total += len(srv.res)
+	}
+	return e.startSetupFor(name, servers, httpEntries(servers), total, hook, childEnv...)
+}
+
+// startSetupFor is startSetup with the watcher's servers config entries
+// given, and total subscriptions in them; servers (which may be empty) are
+// only stopped by close.
+func (e *env) startSetupFor(name string, servers []*benchServer, entries map[string]any, total int, hook func(a arrival), childEnv ...string) (_ *setup, err error) {
 	s := &setup{servers: servers}
 	defer func() {
 		if err != nil {
@@ -192,12 +204,8 @@ func (e *env) startSetup(name string, servers []*benchServer, hook func(a arriva
 	if s.col, err = s.nats.consume(hook); err != nil {
 		return nil, err
 	}
-	total := 0
-	for _, srv := range servers {
-		total += len(srv.res)
-	}
 	t0 := time.Now()
-	if s.w, err = startWatcher(dir, s.nats.URL(), servers, childEnv...); err != nil {
+	if s.w, err = startWatcher(dir, s.nats.URL(), entries, childEnv...); err != nil {
 		return nil, err
 	}
 	if err := s.col.wait(120*time.Second, fmt.Sprintf("%d start events", total), func() bool {

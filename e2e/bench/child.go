@@ -32,6 +32,13 @@ func MaybeChild() {
 	if mode == "" {
 		return
 	}
+	if mode == modeStdioServer { // stdin is the MCP stream: no parameter line
+		if err := runStdioServerChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench stdio server:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<16)
 	params, err := in.ReadString('\n')
 	switch {

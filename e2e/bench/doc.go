@@ -9,8 +9,11 @@
 // everything the watcher talks to: MCP servers written for the benchmark
 // (mcp-go over loopback Streamable HTTP, protocol 2026-07-28, 1 KiB texts),
 // an in-process NATS server with JetStream, and a JetStream consumer that
-// timestamps every event it receives. The watcher itself runs in a child
-// process (the same executable, re-executed with WATCHER_BENCH_CHILD set)
+// timestamps every event it receives. The stdio throughput scenario is the
+// exception: its MCP server is a stdio child of the watcher (this
+// executable again, WATCHER_BENCH_CHILD=stdio-server), its closed loop
+// switched from the parent over a Unix socket. The watcher itself runs in
+// a child process (the same executable, re-executed with WATCHER_BENCH_CHILD set)
 // through internal/app, the same code cmd/watcher runs, so its RSS,
 // goroutines and CPU time are its own. Baselines run in a child process too:
 // a bare mcp-go client in a read loop (and, for CPU, a bare JetStream

@@ -179,18 +179,29 @@ func versionOf(data []byte) uint64 {
 	return v
 }
 
-// writeConfig writes a watcher config (JSON) for servers into dir: every
-// resource subscribed with the defaults, events to natsURL.
-func writeConfig(dir, natsURL string, servers []*benchServer) (string, error) {
+// httpEntries are the watcher config's servers for bench servers over
+// Streamable HTTP: every resource subscribed with the defaults.
+func httpEntries(servers []*benchServer) map[string]any {
 	srvs := map[string]any{}
 	for _, s := range servers {
-		subs := make([]map[string]any, len(s.res))
-		for i, r := range s.res {
-			subs[i] = map[string]any{"uri": r.uri}
-		}
-		srvs[s.name] = map[string]any{"transport": config.TransportStreamableHTTP, "url": s.URL(), "subscriptions": subs}
+		srvs[s.name] = map[string]any{"transport": config.TransportStreamableHTTP, "url": s.URL(), "subscriptions": subscriptions(s.URIs())}
 	}
-	cfg := map[string]any{"nats": map[string]any{"url": natsURL}, "servers": srvs}
+	return srvs
+}
+
+// subscriptions subscribes every URI with the defaults.
+func subscriptions(uris []string) []map[string]any {
+	subs := make([]map[string]any, len(uris))
+	for i, u := range uris {
+		subs[i] = map[string]any{"uri": u}
+	}
+	return subs
+}
+
+// writeConfig writes a watcher config (JSON) with the servers entries into
+// dir, events to natsURL.
+func writeConfig(dir, natsURL string, entries map[string]any) (string, error) {
+	cfg := map[string]any{"nats": map[string]any{"url": natsURL}, "servers": entries}
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return "", err
@@ -199,9 +210,9 @@ func writeConfig(dir, natsURL string, servers []*benchServer) (string, error) {
 	return path, os.WriteFile(path, b, 0o600)
 }
 
-// startWatcher runs the watcher in a child process over servers.
-func startWatcher(dir, natsURL string, servers []*benchServer, extraEnv ...string) (*childProc, error) {
-	path, err := writeConfig(dir, natsURL, servers)
+// startWatcher runs the watcher in a child process over the servers entries.
+func startWatcher(dir, natsURL string, entries map[string]any, extraEnv ...string) (*childProc, error) {
+	path, err := writeConfig(dir, natsURL, entries)
 	if err != nil {
 		return nil, err
 	}

@@ -41,8 +41,9 @@ type resource struct {
 }
 
 // benchServer is an MCP server over loopback Streamable HTTP (mcp-go, both
-// eras; the watcher picks 2026-07-28). Every resource is a 1 KiB text
-// carrying its version. Stop and Start make an outage on the same address.
+// eras; the watcher picks 2026-07-28), or over stdio in a child process
+// (runStdioServerChild). Every resource is a 1 KiB text carrying its
+// version. Stop and Start make an outage on the same address (HTTP only).
 type benchServer struct {
 	name  string
 	res   []*resource
@@ -55,18 +56,34 @@ type benchServer struct {
 	// onListen, when set, is called each time a client opens
 	// subscriptions/listen.
 	onListen atomic.Pointer[func()]
+	// stdio marks a server run by runStdioServerChild: mcp-go's stdio
+	// transport neither tags listen notifications with the subscription id
+	// (notify does) nor has a legacy GET stream (notify broadcasts to the
+	// initialized session when no listen is open).
+	stdio bool
+	mcp   *server.MCPServer // set for stdio
 
 	mu     sync.Mutex
 	addr   string
 	hs     *http.Server
 	served chan struct{} // closed when hs.Serve returned
-	listen map[server.ClientSession]struct{}
+	listen map[server.ClientSession]any
 	stop   chan struct{} // closed by Stop: unblocks notification sends
 }
 
 // newBenchServer serves n resources bench://<name>/r<i> on a free loopback
 // port. The caller must call Stop.
 func newBenchServer(name string, n int) (*benchServer, error) {
+	s := newResources(name, n)
+	s.addr = "127.0.0.1:0"
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newResources is a server of n resources bench://<name>/r<i>, not serving.
+func newResources(name string, n int) *benchServer {
 	s := &benchServer{name: name, byURI: make(map[string]*resource, n)}
 	for i := range n {
 		r := &resource{uri: fmt.Sprintf("bench://%s/r%05d", name, i)}
@@ -74,11 +91,7 @@ func newBenchServer(name string, n int) (*benchServer, error) {
 		s.res = append(s.res, r)
 		s.byURI[r.uri] = r
 	}
-	s.addr = "127.0.0.1:0"
-	if err := s.Start(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return s
 }
 
 // URL is the Streamable HTTP endpoint.
@@ -112,13 +125,26 @@ func (s *benchServer) Start() error {
 		return fmt.Errorf("bench server %s: listen on %s: %w", s.name, s.addr, err)
 	}
 	s.addr = ln.Addr().String()
-	s.listen = map[server.ClientSession]struct{}{}
+	s.listen = map[server.ClientSession]any{}
 	s.stop = make(chan struct{})
 
+	m := s.newMCPServer()
+	s.hs = &http.Server{Handler: server.NewStreamableHTTPServer(m), ReadHeaderTimeout: 10 * time.Second}
+	s.served = make(chan struct{})
+	go func(hs *http.Server, done chan struct{}) {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}(s.hs, s.served)
+	return nil
+}
+
+// newMCPServer is a fresh mcp-go server over s's resources, with hooks that
+// track open subscriptions/listen streams (and their request ids).
+func (s *benchServer) newMCPServer() *server.MCPServer {
 	hooks := &server.Hooks{}
-	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, _ any, _ *mcp.SubscriptionsListenRequest) {
+	hooks.AddBeforeSubscriptionsListen(func(ctx context.Context, id any, _ *mcp.SubscriptionsListenRequest) {
 		s.mu.Lock()
-		s.listen[server.ClientSessionFromContext(ctx)] = struct{}{}
+		s.listen[server.ClientSessionFromContext(ctx)] = id
 		s.mu.Unlock()
 		if f := s.onListen.Load(); f != nil {
 			(*f)()
@@ -133,13 +159,7 @@ func (s *benchServer) Start() error {
 	for _, r := range s.res {
 		m.AddResource(mcp.NewResource(r.uri, r.uri, mcp.WithMIMEType("text/plain")), s.read)
 	}
-	s.hs = &http.Server{Handler: server.NewStreamableHTTPServer(m), ReadHeaderTimeout: 10 * time.Second}
-	s.served = make(chan struct{})
-	go func(hs *http.Server, done chan struct{}) {
-		defer close(done)
-		_ = hs.Serve(ln)
-	}(s.hs, s.served)
-	return nil
+	return m
 }
 
 // Stop closes the listener and every connection, and waits for the serve
@@ -148,7 +168,7 @@ func (s *benchServer) Stop() {
 	s.mu.Lock()
 	hs, served, stop := s.hs, s.served, s.stop
 	s.hs = nil
-	s.listen = map[server.ClientSession]struct{}{}
+	s.listen = map[server.ClientSession]any{}
 	s.mu.Unlock()
 	if hs == nil {
 		return
@@ -190,22 +210,35 @@ func (s *benchServer) Bump(uri string) uint64 { return s.byURI[uri].ver.Add(1) }
 func (s *benchServer) Notify(ctx context.Context, uri string) bool { return s.notify(ctx, uri) }
 
 func (s *benchServer) notify(ctx context.Context, uri string) bool {
-	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
-		Method: mcp.MethodNotificationResourceUpdated,
-		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}},
-	}}
+	params := mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}}
 	s.mu.Lock()
 	stop := s.stop
-	var sessions [4]server.ClientSession
-	list := sessions[:0]
-	for cs := range s.listen {
-		list = append(list, cs)
+	type stream struct {
+		cs server.ClientSession
+		id any
+	}
+	var streams [4]stream
+	list := streams[:0]
+	for cs, id := range s.listen {
+		list = append(list, stream{cs, id})
 	}
 	s.mu.Unlock()
+	if s.stdio && len(list) == 0 {
+		// Legacy: the watcher subscribed with resources/subscribe.
+		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourceUpdated), params.AdditionalFields)
+		return true
+	}
 	sent := false
-	for _, cs := range list {
+	for _, st := range list {
+		p := params
+		if s.stdio {
+			p.Meta = map[string]any{mcp.MetaKeySubscriptionID: st.id}
+		}
+		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: mcp.MethodNotificationResourceUpdated, Params: p,
+		}}
 		select {
-		case cs.NotificationChannel() <- n:
+		case st.cs.NotificationChannel() <- n:
 			sent = true
 		case <-ctx.Done():
 		case <-stop:

@@ -44,30 +44,7 @@ func throughput(e *env) ([]Row, error) {
 			s.close()
 			return rows, fmt.Errorf("baseline with publish %s: %w", name, err)
 		}
-		// Alternate baseline and watcher windows, so both see the same
-		// machine; report the medians.
-		var bRates, pRates, wRates []float64
-		for i := range rounds {
-			e.logf("throughput %s: round %d", name, i+1)
-			var res, pres bareResult
-			if err = bare.call("run", &res); err != nil {
-				break
-			}
-			bRates = append(bRates, float64(res.Ops)/res.Seconds)
-			if err = barePub.call("run", &pres); err != nil {
-				break
-			}
-			pRates = append(pRates, float64(pres.Ops)/pres.Seconds)
-			prof := ""
-			if i == 0 {
-				prof = "throughput-" + name
-			}
-			var rate float64
-			if rate, err = closedLoop(e, s, window, prof); err != nil {
-				break
-			}
-			wRates = append(wRates, rate)
-		}
+		b, p, w, err := alternate(e, "throughput-"+name, rounds, window, bare, barePub, s, httpLoop{e, servers})
 		if cerr := bare.Close(); err == nil {
 			err = cerr
 		}
@@ -80,14 +57,49 @@ func throughput(e *env) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		rate, baseRate := median(wRates), median(bRates)
-		rows = append(rows, Row{Scenario: "1 throughput " + name, Figure: fmt.Sprintf("events/s (median of %d)", rounds), Unit: UnitRate,
-			Value: rate, Baseline: baseRate, BaselineName: fmt.Sprintf("bare reads, %d×%d readers", ns, conc),
-			Target: "≥ 0.8× baseline", Met: rate >= 0.8*baseRate},
-			Row{Scenario: "1 throughput " + name, Figure: "events/s vs a bare read + publish loop", Unit: UnitRate,
-				Value: rate, Baseline: median(pRates), BaselineName: fmt.Sprintf("bare read + async publish, %d×%d", ns, conc)})
+		rows = append(rows, throughputRows("1 throughput "+name, fmt.Sprintf("%d×%d", ns, conc), "bare reads", b, p, w)...)
 	}
 	return rows, nil
+}
+
+// alternate runs rounds of: the bare read loop, the bare read + publish
+// loop, and the watcher's closed loop, one window each, so that all three
+// see the same machine; it returns each one's events (reads) per second.
+// The first round's watcher window is profiled as prof when profiles are on.
+func alternate(e *env, prof string, rounds int, window time.Duration, bare, barePub *childProc, s *setup, ls loopServers) (bRates, pRates, wRates []float64, err error) {
+	for i := range rounds {
+		e.logf("%s: round %d", prof, i+1)
+		var res, pres bareResult
+		if err = bare.call("run", &res); err != nil {
+			return
+		}
+		bRates = append(bRates, float64(res.Ops)/res.Seconds)
+		if err = barePub.call("run", &pres); err != nil {
+			return
+		}
+		pRates = append(pRates, float64(pres.Ops)/pres.Seconds)
+		p := ""
+		if i == 0 {
+			p = prof
+		}
+		var rate float64
+		if rate, err = closedLoop(e, s, ls, window, p); err != nil {
+			return
+		}
+		wRates = append(wRates, rate)
+	}
+	return
+}
+
+// throughputRows are a throughput configuration's two rows: the medians
+// against the bare read loop (the target) and the bare read + publish loop.
+func throughputRows(scenario, readers, bareName string, bRates, pRates, wRates []float64) []Row {
+	rate, baseRate := median(wRates), median(bRates)
+	return []Row{{Scenario: scenario, Figure: fmt.Sprintf("events/s (median of %d)", len(wRates)), Unit: UnitRate,
+		Value: rate, Baseline: baseRate, BaselineName: fmt.Sprintf("%s, %s readers", bareName, readers),
+		Target: "≥ 0.8× baseline", Met: rate >= 0.8*baseRate},
+		{Scenario: scenario, Figure: "events/s vs a bare read + publish loop", Unit: UnitRate,
+			Value: rate, Baseline: median(pRates), BaselineName: fmt.Sprintf("%s + async publish, %s", bareName, readers)}}
 }
 
 func median(v []float64) float64 {
@@ -99,37 +111,65 @@ func median(v []float64) float64 {
 	return v[len(v)/2]
 }
 
-// closedLoop turns on renotify, kicks every URI once, and measures the
-// update events/s reaching the consumer over window (after a warm-up of a
-// fifth of it).
-func closedLoop(e *env, s *setup, window time.Duration, profile string) (float64, error) {
-	for _, srv := range s.servers {
+// loopServers are the servers of a closed loop, however they are driven.
+type loopServers interface {
+	loopOn() error  // renotify on, and one notification per URI
+	loopOff() error // renotify off
+	loopReads() int64
+}
+
+// httpLoop drives in-process bench servers.
+type httpLoop struct {
+	e       *env
+	servers []*benchServer
+}
+
+func (h httpLoop) loopOn() error {
+	for _, srv := range h.servers {
 		srv.renotify.Store(true)
 		for _, r := range srv.res {
 			r.ver.Add(1)
-			srv.Notify(e.ctx, r.uri)
+			srv.Notify(h.e.ctx, r.uri)
 		}
 	}
+	return nil
+}
+
+func (h httpLoop) loopOff() error {
+	for _, srv := range h.servers {
+		srv.renotify.Store(false)
+	}
+	return nil
+}
+
+func (h httpLoop) loopReads() int64 { return serverReads(h.servers) }
+
+// closedLoop turns on renotify, kicks every URI once, and measures the
+// update events/s reaching the consumer over window (after a warm-up of a
+// fifth of it).
+func closedLoop(e *env, s *setup, ls loopServers, window time.Duration, profile string) (rate float64, err error) {
+	if err := ls.loopOn(); err != nil {
+		return 0, err
+	}
 	defer func() {
-		for _, srv := range s.servers {
-			srv.renotify.Store(false)
+		if oerr := ls.loopOff(); err == nil {
+			err = oerr
 		}
 		_ = e.wait(window / 10) // the loop's last reads land
 	}()
 	if err := e.wait(window / 5); err != nil {
 		return 0, err
 	}
-	var rate float64
 	measure := e.profile
 	if profile == "" {
 		measure = func(_ *childProc, _ string, f func() error) error { return f() }
 	}
-	err := measure(s.w, profile, func() error {
-		c0, r0, t0 := s.col.count("update"), serverReads(s.servers), time.Now()
+	err = measure(s.w, profile, func() error {
+		c0, r0, t0 := s.col.count("update"), ls.loopReads(), time.Now()
 		if err := e.wait(window); err != nil {
 			return err
 		}
-		c1, r1, t1 := s.col.count("update"), serverReads(s.servers), time.Now()
+		c1, t1, r1 := s.col.count("update"), time.Now(), ls.loopReads()
 		rate = float64(c1-c0) / t1.Sub(t0).Seconds()
 		e.logf("%s: %.0f reads/s served, %.0f events/s", profile, float64(r1-r0)/t1.Sub(t0).Seconds(), rate)
 		return nil
