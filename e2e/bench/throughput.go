@@ -57,7 +57,7 @@ func throughput(e *env) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		rows = append(rows, throughputRows("1 throughput "+name, fmt.Sprintf("%d×%d", ns, conc), "bare reads", b, p, w)...)
+		rows = append(rows, throughputRows("1 throughput "+name, fmt.Sprintf("%d×%d", ns, conc), "", b, p, w)...)
 	}
 	return rows, nil
 }
@@ -65,10 +65,10 @@ func throughput(e *env) ([]Row, error) {
 // alternate runs rounds of: the bare read loop, the bare read + publish
 // loop, and the watcher's closed loop, one window each, so that all three
 // see the same machine; it returns each one's events (reads) per second.
-// The first round's watcher window is profiled as prof when profiles are on.
-func alternate(e *env, prof string, rounds int, window time.Duration, bare, barePub *childProc, s *setup, ls loopServers) (bRates, pRates, wRates []float64, err error) {
+// The first round's watcher window is profiled as name when profiles are on.
+func alternate(e *env, name string, rounds int, window time.Duration, bare, barePub *childProc, s *setup, ls loopServers) (bRates, pRates, wRates []float64, err error) {
 	for i := range rounds {
-		e.logf("%s: round %d", prof, i+1)
+		e.logf("%s: round %d", name, i+1)
 		var res, pres bareResult
 		if err = bare.call("run", &res); err != nil {
 			return
@@ -78,12 +78,8 @@ func alternate(e *env, prof string, rounds int, window time.Duration, bare, bare
 			return
 		}
 		pRates = append(pRates, float64(pres.Ops)/pres.Seconds)
-		p := ""
-		if i == 0 {
-			p = prof
-		}
 		var rate float64
-		if rate, err = closedLoop(e, s, ls, window, p); err != nil {
+		if rate, err = closedLoop(e, s, ls, window, name, i == 0); err != nil {
 			return
 		}
 		wRates = append(wRates, rate)
@@ -93,13 +89,14 @@ func alternate(e *env, prof string, rounds int, window time.Duration, bare, bare
 
 // throughputRows are a throughput configuration's two rows: the medians
 // against the bare read loop (the target) and the bare read + publish loop.
-func throughputRows(scenario, readers, bareName string, bRates, pRates, wRates []float64) []Row {
+// kind qualifies the baselines' names ("" or "stdio ").
+func throughputRows(scenario, readers, kind string, bRates, pRates, wRates []float64) []Row {
 	rate, baseRate := median(wRates), median(bRates)
 	return []Row{{Scenario: scenario, Figure: fmt.Sprintf("events/s (median of %d)", len(wRates)), Unit: UnitRate,
-		Value: rate, Baseline: baseRate, BaselineName: fmt.Sprintf("%s, %s readers", bareName, readers),
+		Value: rate, Baseline: baseRate, BaselineName: fmt.Sprintf("bare %sreads, %s readers", kind, readers),
 		Target: "≥ 0.8× baseline", Met: rate >= 0.8*baseRate},
 		{Scenario: scenario, Figure: "events/s vs a bare read + publish loop", Unit: UnitRate,
-			Value: rate, Baseline: median(pRates), BaselineName: fmt.Sprintf("%s + async publish, %s", bareName, readers)}}
+			Value: rate, Baseline: median(pRates), BaselineName: fmt.Sprintf("bare %sread + async publish, %s", kind, readers)}}
 }
 
 func median(v []float64) float64 {
@@ -146,8 +143,9 @@ func (h httpLoop) loopReads() int64 { return serverReads(h.servers) }
 
 // closedLoop turns on renotify, kicks every URI once, and measures the
 // update events/s reaching the consumer over window (after a warm-up of a
-// fifth of it).
-func closedLoop(e *env, s *setup, ls loopServers, window time.Duration, profile string) (rate float64, err error) {
+// fifth of it). With profile (and profiles on) the window is profiled as
+// name.
+func closedLoop(e *env, s *setup, ls loopServers, window time.Duration, name string, profile bool) (rate float64, err error) {
 	if err := ls.loopOn(); err != nil {
 		return 0, err
 	}
@@ -161,17 +159,17 @@ func closedLoop(e *env, s *setup, ls loopServers, window time.Duration, profile 
 		return 0, err
 	}
 	measure := e.profile
-	if profile == "" {
+	if !profile {
 		measure = func(_ *childProc, _ string, f func() error) error { return f() }
 	}
-	err = measure(s.w, profile, func() error {
+	err = measure(s.w, name, func() error {
 		c0, r0, t0 := s.col.count("update"), ls.loopReads(), time.Now()
 		if err := e.wait(window); err != nil {
 			return err
 		}
 		c1, t1, r1 := s.col.count("update"), time.Now(), ls.loopReads()
 		rate = float64(c1-c0) / t1.Sub(t0).Seconds()
-		e.logf("%s: %.0f reads/s served, %.0f events/s", profile, float64(r1-r0)/t1.Sub(t0).Seconds(), rate)
+		e.logf("%s: %.0f reads/s served, %.0f events/s", name, float64(r1-r0)/t1.Sub(t0).Seconds(), rate)
 		return nil
 	})
 	return rate, err

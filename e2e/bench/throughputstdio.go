@@ -98,5 +98,5 @@ func throughputStdioOnce(e *env, nu int, window time.Duration, rounds int) (_ []
 	if err != nil {
 		return nil, err
 	}
-	return throughputRows("1 throughput stdio "+name, fmt.Sprintf("1×%d", conc), "bare stdio reads", b, p, w), nil
+	return throughputRows("1 throughput stdio "+name, fmt.Sprintf("1×%d", conc), "stdio ", b, p, w), nil
 }
