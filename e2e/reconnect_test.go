@@ -120,24 +120,8 @@ func TestReconnectStreamableHTTP(t *testing.T) {
 	})
 
 	t.Run("server forgets sessions silently", func(t *testing.T) {
-		natsURL := startNATS(t)
-		ms := mcptest.Start(t, mcptest.Options{Legacy: true}) // stateless: any session id is accepted
-		ms.Set("test://a", "a1")
-		cfg := withServer(baseConfig(natsURL), "docs", M{"url": ms.URL, "reconnect": fast, "subscriptions": subs("test://a")})
-		r := runApp(t, loadConfig(t, cfg), app.Options{})
-		c := consume(t, natsURL)
-		c.next(is("test://a", event.ReasonStart, "a1"))
-		r.waitReady(t)
-
-		ms.Set("test://a", "a2")
-		t0 := time.Now()
-		ms.Restart()
-		m := c.next(is("test://a", event.ReasonReconnect, "a2"))
-		recovered(t, "streamable-http silent restart -> reconnect event", t0, m)
-		t.Logf("detected as: %s", r.Logs.waitLine(t, "session lost, reconnecting", "server=docs"))
-
-		ms.Update("test://a", "a3") // only a session subscribed on the new server gets this
-		c.next(is("test://a", event.ReasonUpdate, "a3"))
+		// stateless: any session id is accepted, so only the GET stream shows the restart
+		restartRecovers(t, mcptest.Options{Legacy: true}, M{}, "streamable-http silent restart -> reconnect event")
 	})
 }
 
@@ -178,50 +162,44 @@ func TestReconnectEverything(t *testing.T) {
 
 // TestReconnectSSE drops the SSE stream.
 func TestReconnectSSE(t *testing.T) {
-	natsURL := startNATS(t)
-	ms := mcptest.Start(t, mcptest.Options{SSE: true})
-	ms.Set("test://a", "a1")
-	cfg := withServer(baseConfig(natsURL), "docs", M{"url": ms.URL, "transport": config.TransportSSE,
-		"reconnect": fast, "subscriptions": subs("test://a")})
-	r := runApp(t, loadConfig(t, cfg), app.Options{})
-	c := consume(t, natsURL)
-	c.next(is("test://a", event.ReasonStart, "a1"))
-	r.waitReady(t)
-
-	ms.Set("test://a", "a2")
-	t0 := time.Now()
-	ms.Restart()
-	m := c.next(is("test://a", event.ReasonReconnect, "a2"))
-	recovered(t, "SSE stream dropped -> reconnect event", t0, m)
 	// The SSE stream is a GET: the HTTP watcher or mcp-go's OnConnectionLost
 	// reports it, whichever sees it first.
-	t.Logf("detected as: %s", r.Logs.waitLine(t, "session lost, reconnecting", "server=docs", "stream"))
-
-	ms.Update("test://a", "a3")
-	c.next(is("test://a", event.ReasonUpdate, "a3"))
+	restartRecovers(t, mcptest.Options{SSE: true}, M{"transport": config.TransportSSE}, "SSE stream dropped -> reconnect event", "stream")
 }
 
 // TestReconnectModernListen drops a 2026-07-28 subscriptions/listen stream.
 func TestReconnectModernListen(t *testing.T) {
+	r := restartRecovers(t, mcptest.Options{}, M{}, "listen stream dropped -> re-listen -> reconnect event", "listen stream ended")
+	require.Equal(t, "2026-07-28", rcStatus(t, r, "docs").Protocol)
+}
+
+// restartRecovers runs an app watching test://a on a new mcptest server
+// (opts; entry adds keys to the server's config), changes the content and
+// restarts the server, which then knows no sessions: the reconnect event
+// must carry the new content, the loss must be logged (with the detected
+// parts), and a later update, which reaches only a re-established
+// subscription, must arrive.
+func restartRecovers(t *testing.T, opts mcptest.Options, entry M, label string, detected ...string) *running {
+	t.Helper()
 	natsURL := startNATS(t)
-	ms := mcptest.Start(t, mcptest.Options{})
+	ms := mcptest.Start(t, opts)
 	ms.Set("test://a", "a1")
-	cfg := withServer(baseConfig(natsURL), "docs", M{"url": ms.URL, "reconnect": fast, "subscriptions": subs("test://a")})
-	r := runApp(t, loadConfig(t, cfg), app.Options{})
+	entry["url"], entry["reconnect"], entry["subscriptions"] = ms.URL, fast, subs("test://a")
+	r := runApp(t, loadConfig(t, withServer(baseConfig(natsURL), "docs", entry)), app.Options{})
 	c := consume(t, natsURL)
 	c.next(is("test://a", event.ReasonStart, "a1"))
 	r.waitReady(t)
-	require.Equal(t, "2026-07-28", rcStatus(t, r, "docs").Protocol)
 
 	ms.Set("test://a", "a2")
 	t0 := time.Now()
 	ms.Restart()
 	m := c.next(is("test://a", event.ReasonReconnect, "a2"))
-	recovered(t, "listen stream dropped -> re-listen -> reconnect event", t0, m)
-	r.Logs.waitLine(t, "session lost, reconnecting", "server=docs", "listen stream ended")
+	recovered(t, label, t0, m)
+	t.Logf("detected as: %s", r.Logs.waitLine(t, append([]string{"session lost, reconnecting", "server=docs"}, detected...)...))
 
-	ms.Update("test://a", "a3") // reaches only a re-opened listen stream
+	ms.Update("test://a", "a3")
 	c.next(is("test://a", event.ReasonUpdate, "a3"))
+	return r
 }
 
 // TestReconnectDownAtStart: a server down at start (default policy) gets

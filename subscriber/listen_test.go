@@ -2,7 +2,6 @@ package subscriber_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 	"github.com/mcpwatch/watcher/config"
 	"github.com/mcpwatch/watcher/event"
 	"github.com/mcpwatch/watcher/internal/mcptest"
-	"github.com/mcpwatch/watcher/reconnect"
 	"github.com/mcpwatch/watcher/subscriber"
 )
 
@@ -47,26 +45,8 @@ func (b *logBuf) String() string {
 func runLogged(t *testing.T, srv config.Server) (*harness, *logBuf) {
 	t.Helper()
 	lb := &logBuf{}
-	h := &harness{events: make(chan *event.MCPResourceEvent, 1000)}
-	sink := subscriber.SinkFunc(func(_ context.Context, ev *event.MCPResourceEvent) error {
-		h.events <- ev
-		return nil
-	})
-	h.w = subscriber.New(subscriber.Options{Server: withDefaults(srv), Sink: sink,
-		Logger:     slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		AckTimeout: 2 * time.Second,
-		Policy:     reconnect.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, Multiplier: 2, ResetAfter: time.Minute}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("Watcher.Run did not return after cancel")
-		}
+	h := start(t, subscriber.Options{Server: srv, AckTimeout: 2 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(lb, &slog.HandlerOptions{Level: slog.LevelDebug}))}, func() {
 		if t.Failed() {
 			t.Logf("watcher log:\n%s", lb.String())
 		}

@@ -46,9 +46,17 @@ func run(t *testing.T, srv config.Server, sink subscriber.Sink) *harness {
 
 func runWith(t *testing.T, srv config.Server, sink subscriber.Sink, reads *subscriber.ReadLimiter) *harness {
 	t.Helper()
+	return start(t, subscriber.Options{Server: srv, Sink: sink, Logger: logger(), Reads: reads}, nil)
+}
+
+// start runs a Watcher with opts, filling in the server defaults, a fast
+// reconnect policy and (when opts.Sink is nil) a sink that collects events;
+// cleanup cancels it, requires Run to return nil, then calls onStop if set.
+func start(t *testing.T, opts subscriber.Options, onStop func()) *harness {
+	t.Helper()
 	h := &harness{events: make(chan *event.MCPResourceEvent, 1000)}
-	if sink == nil {
-		sink = subscriber.SinkFunc(func(_ context.Context, ev *event.MCPResourceEvent) error {
+	if opts.Sink == nil {
+		opts.Sink = subscriber.SinkFunc(func(_ context.Context, ev *event.MCPResourceEvent) error {
 			if os.Getenv("WATCHER_TEST_LOG") != "" {
 				t.Logf("event %s %s seq=%d %q", ev.URI, ev.Reason, ev.Seq, text(ev))
 			}
@@ -56,9 +64,9 @@ func runWith(t *testing.T, srv config.Server, sink subscriber.Sink, reads *subsc
 			return nil
 		})
 	}
-	srv = withDefaults(srv)
-	h.w = subscriber.New(subscriber.Options{Server: srv, Sink: sink, Logger: logger(),
-		Policy: reconnect.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, Multiplier: 2, ResetAfter: time.Minute}, Reads: reads})
+	opts.Server = withDefaults(opts.Server)
+	opts.Policy = reconnect.Policy{InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, Multiplier: 2, ResetAfter: time.Minute}
+	h.w = subscriber.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.w.Run(ctx) }()
@@ -69,6 +77,9 @@ func runWith(t *testing.T, srv config.Server, sink subscriber.Sink, reads *subsc
 			require.NoError(t, err)
 		case <-time.After(10 * time.Second):
 			t.Fatal("Watcher.Run did not return after cancel")
+		}
+		if onStop != nil {
+			onStop()
 		}
 	})
 	return h
