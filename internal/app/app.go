@@ -206,7 +206,12 @@ func (a *App) serveHTTP(ctx context.Context) error {
 		return fmt.Errorf("http.listen %s: %w", a.cfg.HTTP.Listen, err)
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	defer func() { <-stopped }() // serveHTTP returns only after the goroutine below
+	defer cancel()
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
