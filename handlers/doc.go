@@ -1,9 +1,10 @@
 // Package handlers is the event pipeline between a read and NATS.
 //
 // A Handler is a function; Middleware wraps one (watermill style). The
-// watcher builds one chain: Recover(Timeout(Log(publisher.Publish))), and
-// hands it to every subscriber as its Sink. Library users add their own
-// middleware (filters, enrichment) with Chain.
+// watcher builds one chain, Recover(publisher.Publish), or
+// Recover(Timeout(user middleware...(publisher.Publish))) when middleware
+// is added (app.Options.Middleware), and hands it to every subscriber as
+// its Sink. The publisher logs delivered events itself (log.events).
 //
 // Timeout runs the rest of the chain on a goroutine of its own so a handler
 // that ignores its context cannot hold up the caller's URI, server or
